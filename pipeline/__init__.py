@@ -1,0 +1,1 @@
+"""The functional core of memq: pure steps over plain values, plus adapters behind ports."""

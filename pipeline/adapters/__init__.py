@@ -1,0 +1,1 @@
+"""Adapters: the ports of :mod:`pipeline.ports` implemented against real services."""

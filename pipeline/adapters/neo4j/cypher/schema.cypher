@@ -1,0 +1,9 @@
+// Run at start, statement by statement. Every statement is idempotent.
+CREATE CONSTRAINT memq_user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;
+CREATE CONSTRAINT memq_memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE;
+CREATE CONSTRAINT memq_audit_id IF NOT EXISTS FOR (a:Audit) REQUIRE a.id IS UNIQUE;
+CREATE CONSTRAINT memq_entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.user_id, e.key) IS UNIQUE;
+CREATE INDEX memq_memory_user IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.status);
+CREATE INDEX memq_audit_user IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.memory_id);
+CREATE INDEX memq_fact_id IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.id);
+CREATE INDEX memq_fact_memory IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.memory_id)

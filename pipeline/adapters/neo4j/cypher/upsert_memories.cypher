@@ -1,0 +1,10 @@
+// $memories: [{id, props}] — the full state of each memory the plan touches.
+MERGE (u:User {id: $user_id})
+WITH u
+UNWIND $memories AS m
+MERGE (n:Memory {id: m.id})
+SET n += m.props
+MERGE (u)-[:HAS_MEMORY]->(n)
+WITH n, m
+OPTIONAL MATCH (newer:Memory {id: m.props.superseded_by})
+FOREACH (_ IN CASE WHEN newer IS NULL THEN [] ELSE [1] END | MERGE (n)-[:SUPERSEDED_BY]->(newer))

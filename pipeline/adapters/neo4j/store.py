@@ -1,0 +1,155 @@
+"""Neo4j: memories, entities, facts (triples with validity in time) and the audit trail.
+
+Cypher lives in ``cypher/*.cypher``, loaded by name, parameters only. Writes of one plan run
+in one managed transaction (the driver retries Neo4j's transient errors, deadlocks included);
+connection loss surfaces as :class:`TransientError` so the task retries with backoff.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import neo4j
+import neo4j.exceptions as nx
+
+from pipeline import ids
+from pipeline.errors import TransientError
+from pipeline.ports import SlotHolder
+from schemas import AuditEntry, StoredMemory
+
+
+@cache
+def cypher(name: str) -> str:
+    return resources.files(__package__).joinpath("cypher", f"{name}.cypher").read_text()
+
+
+@contextmanager
+def _transient() -> Iterator[None]:
+    try:
+        yield
+    except (nx.ServiceUnavailable, nx.SessionExpired, nx.TransientError, OSError) as exc:
+        raise TransientError(f"neo4j unavailable: {exc}") from exc
+
+
+def _native(value: Any) -> Any:
+    """Neo4j temporal values back to Python datetimes."""
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def _memory_row(m: StoredMemory) -> dict[str, Any]:
+    props = {
+        "user_id": m.user_id, "content": m.content, "kind": str(m.kind), "status": str(m.status),
+        "confidence": m.confidence, "importance": m.importance, "valid_at": m.valid_at,
+        "invalid_at": m.invalid_at, "created_at": m.created_at, "updated_at": m.updated_at,
+        "superseded_by": m.superseded_by, "source_turn_ids": m.source_turn_ids,
+        "embedding_model": m.embedding_model,
+    }
+    triple_ids = [ids.triple_id(m.id, t.subject, t.predicate, t.object) for t in m.triples]
+    return {"id": m.id, "props": props, "triple_ids": triple_ids}
+
+
+def _fact_rows(m: StoredMemory) -> list[dict[str, Any]]:
+    return [{
+        "id": ids.triple_id(m.id, t.subject, t.predicate, t.object), "memory_id": m.id,
+        "subject": t.subject, "subject_key": ids.entity_key(t.subject), "predicate": t.predicate,
+        "object": t.object, "object_key": ids.entity_key(t.object), "valid_at": m.valid_at,
+        "invalid_at": m.invalid_at, "source_turn_ids": m.source_turn_ids,
+        "current": m.is_current,
+    } for t in m.triples]
+
+
+def _audit_row(entry: AuditEntry, seq: int) -> dict[str, Any]:
+    props = entry.model_dump(mode="python")
+    props["operation"] = str(entry.operation)
+    props["before"] = json.dumps(entry.before, ensure_ascii=False) if entry.before else None
+    props["after"] = json.dumps(entry.after, ensure_ascii=False) if entry.after else None
+    props["seq"] = seq
+    return {"id": entry.id, "props": props}
+
+
+class Neo4jGraph:
+    """Implements GraphStore."""
+
+    def __init__(self, uri: str, auth: tuple[str, str] | None = None,
+                 database: str | None = None) -> None:
+        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth,
+                                                   notifications_min_severity="OFF")
+        self._database = database
+        self._schema_ready = False
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def _session(self) -> neo4j.Session:
+        return self._driver.session(database=self._database)
+
+    def ensure_schema(self) -> None:
+        if self._schema_ready:
+            return
+        with _transient(), self._session() as session:
+            body = "\n".join(
+                line for line in cypher("schema").splitlines() if not line.startswith("//")
+            )
+            for statement in filter(None, (s.strip() for s in body.split(";"))):
+                session.run(statement).consume()
+        self._schema_ready = True
+
+    def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        self.ensure_schema()
+        with _transient(), self._session() as session:
+            return session.execute_read(
+                lambda tx: [r.data() for r in tx.run(cypher(name), params)]
+            )
+
+    def slot_holders(self, user_id: str, slots: Sequence[tuple[str, str]]) -> list[SlotHolder]:
+        if not slots:
+            return []
+        rows = self._read("slot_holders", user_id=user_id, slots=[
+            {"subject_key": ids.entity_key(s), "predicate": p} for s, p in slots])
+        return [SlotHolder(memory_id=r["memory_id"], subject=r["subject"],
+                           predicate=r["predicate"], object=r["object"],
+                           valid_at=_native(r["valid_at"])) for r in rows]
+
+    def apply(self, user_id: str, memories: Sequence[StoredMemory],
+              audit: Sequence[AuditEntry], now: datetime) -> None:
+        self.ensure_schema()
+        rows = [_memory_row(m) for m in memories]
+        facts = [f for m in memories for f in _fact_rows(m)]
+        entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            params = {"user_id": user_id, "now": now}
+            tx.run(cypher("upsert_memories"), params, memories=rows).consume()
+            tx.run(cypher("close_stale_facts"), params, memories=rows).consume()
+            tx.run(cypher("upsert_facts"), params, facts=facts).consume()
+            tx.run(cypher("upsert_audit"), params, entries=entries).consume()
+
+        with _transient(), self._session() as session:
+            session.execute_write(work)
+
+    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        entries = []
+        for row in self._read("audit", user_id=user_id, memory_id=memory_id):
+            props = {k: _native(v) for k, v in row["entry"].items() if k != "seq"}
+            for key in ("before", "after"):
+                props[key] = json.loads(props[key]) if props.get(key) else None
+            entries.append(AuditEntry.model_validate(props))
+        return entries
+
+    def facts(self, user_id: str) -> list[dict[str, Any]]:
+        return [{k: _native(v) for k, v in row.items()}
+                for row in self._read("facts", user_id=user_id)]
+
+    def delete_user(self, user_id: str) -> int:
+        self.ensure_schema()
+        with _transient(), self._session() as session:
+            record = session.execute_write(
+                lambda tx: tx.run(cypher("delete_user"), user_id=user_id).single()
+            )
+        return int(record["deleted"]) if record else 0

@@ -1,0 +1,50 @@
+"""Similarity between a candidate and a user's existing memories, and what it means."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+import numpy as np
+
+from pipeline.errors import ModelMismatchError
+from pipeline.policy import Thresholds
+from pipeline.ports import Vector
+
+
+class Closeness(StrEnum):
+    DUPLICATE = "duplicate"  # >= duplicate threshold: drop
+    AMBIGUOUS = "ambiguous"  # [ambiguous, duplicate): the judge decides
+    DISTINCT = "distinct"
+
+
+def classify(similarity: float, thresholds: Thresholds) -> Closeness:
+    if similarity >= thresholds.duplicate:
+        return Closeness.DUPLICATE
+    if similarity >= thresholds.ambiguous:
+        return Closeness.AMBIGUOUS
+    return Closeness.DISTINCT
+
+
+def require_same_model(expected: str, found: str) -> None:
+    """Vectors of two embedding models live in different spaces: never compare them."""
+    if expected != found:
+        raise ModelMismatchError(
+            f"refusing to compare vectors of embedding model {found!r} with {expected!r}; "
+            "re-embed the user's memories (memq run reembed) or configure the old model"
+        )
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(va @ vb / denom) if denom else 0.0
+
+
+def best_match(vector: Vector, others: Sequence[tuple[str, Vector]]) -> tuple[str, float] | None:
+    best: tuple[str, float] | None = None
+    for key, other in others:
+        sim = cosine(vector, other)
+        if best is None or sim > best[1]:
+            best = (key, sim)
+    return best

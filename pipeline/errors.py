@@ -1,0 +1,34 @@
+"""The error tree. Workers decide retry vs dead-letter by class, nothing else.
+
+    MemqError
+    ├── TransientError          retry with backoff: LLM 429/5xx/timeout, store unavailable,
+    │                           Neo4j deadlock, user lock busy
+    └── PermanentError          dead-letter with the reason, never retried
+        ├── InvalidMessage      the message breaks the contract (schema, version)
+        ├── LLMAnswerError      the LLM's answer stayed unparseable after retries
+        └── ModelMismatchError  vectors of two embedding models would be compared
+"""
+
+
+class MemqError(Exception):
+    """Base of every error memq raises on purpose."""
+
+
+class TransientError(MemqError):
+    """Worth retrying: the same call may succeed later."""
+
+
+class PermanentError(MemqError):
+    """Retrying cannot help; the message goes to the dead-letter queue with this reason."""
+
+
+class InvalidMessage(PermanentError):
+    pass
+
+
+class LLMAnswerError(PermanentError):
+    pass
+
+
+class ModelMismatchError(PermanentError):
+    pass

@@ -1,0 +1,246 @@
+"""Merge: decide, for each candidate of a batch, duplicate / refinement / conflict / new, and
+write down the result as a plan (memories to write, audit entries). Pure: no store, no clock.
+
+The plan is computed once per batch and applied idempotently by the upsert stages; ids are
+deterministic, so applying it twice, or planning a redelivered batch again, changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pipeline import ids
+from pipeline.dedupe import Closeness, classify, cosine
+from pipeline.policy import Thresholds
+from pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
+from pipeline.predicates import Predicates
+from schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory
+
+
+class Prepared(BaseModel):
+    """A candidate with what the stores know around it (gathered by the service)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: CandidateMemory
+    vector: Vector
+    neighbors: Sequence[Neighbor]  # nearest current memories of the same user and model
+    slot_memories: Sequence[StoredMemory]  # current memories holding its single-valued slots
+    already_stored: bool = False  # its deterministic id exists: a redelivery
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    user_id: str
+    batch_id: str
+    model_id: str
+    extractor: str
+    prompt_version: str | None
+    now: datetime
+
+
+class Write(BaseModel):
+    """The full new state of one memory; ``vector`` is None when its content did not change."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: StoredMemory
+    vector: Vector | None = None
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    batch_id: str
+    user_id: str
+    writes: list[Write]
+    audit: list[AuditEntry]
+
+
+class OfflineJudge:
+    """Rules for the 0.92–0.95 band when no LLM is configured."""
+
+    def judge(self, new: CandidateMemory, existing: StoredMemory) -> Judgement:
+        a, b = ids.normalize(new.content), ids.normalize(existing.content)
+        if a == b or a in b:
+            return Judgement(Decision.DUPLICATE, "says nothing the existing memory does not")
+        if b in a:
+            return Judgement(Decision.REFINEMENT, "adds detail to the existing memory",
+                             merged_content=new.content)
+        return Judgement(Decision.NEW, "close in wording but a different statement")
+
+
+def _snapshot(memory: StoredMemory) -> dict[str, Any]:
+    return memory.model_dump(mode="json")
+
+
+class _Planner:
+    def __init__(self, ctx: BatchContext, thresholds: Thresholds, predicates: Predicates,
+                 judge: Judge) -> None:
+        self.ctx, self.thresholds, self.predicates, self.judge = ctx, thresholds, predicates, judge
+        self.state: dict[str, StoredMemory] = {}  # every memory this batch touches, latest
+        self.vectors: dict[str, Vector | None] = {}
+        self.added: list[tuple[str, Vector]] = []  # memories added by this batch
+        self.audit: list[AuditEntry] = []
+
+    # -- views that include what earlier candidates of the batch did --------------------
+    def _view(self, memory: StoredMemory) -> StoredMemory:
+        return self.state.get(memory.id, memory)
+
+    def _pool(self, p: Prepared) -> list[tuple[StoredMemory, float]]:
+        pool = [(self._view(n.memory), n.similarity) for n in p.neighbors]
+        pool += [(self.state[mid], cosine(p.vector, vec)) for mid, vec in self.added]
+        return sorted(((m, s) for m, s in pool if m.is_current), key=lambda ms: -ms[1])
+
+    def _slot_conflicts(self, p: Prepared) -> tuple[StoredMemory | None, list[StoredMemory]]:
+        """(a current memory stating the same single-valued fact, those stating another)."""
+        holders = {m.id: self._view(m) for m in p.slot_memories}
+        holders.update({mid: self.state[mid] for mid, _ in self.added})
+        same: StoredMemory | None = None
+        other: list[StoredMemory] = []
+        for triple in p.candidate.triples:
+            if not self.predicates.is_single(triple.predicate):
+                continue
+            for memory in holders.values():
+                if not memory.is_current:
+                    continue
+                for held in memory.triples:
+                    if held.slot != triple.slot:
+                        continue
+                    if held.object.casefold() == triple.object.casefold():
+                        same = same or memory
+                    elif memory not in other:
+                        other.append(memory)
+        return same, other
+
+    # -- recording ------------------------------------------------------------------------
+    def _put(self, memory: StoredMemory, vector: Vector | None) -> None:
+        self.state[memory.id] = memory
+        if vector is not None or memory.id not in self.vectors:
+            self.vectors[memory.id] = vector
+
+    def _log(self, op: Operation, memory_id: str, cand: CandidateMemory, reason: str,
+             before: StoredMemory | None, after: StoredMemory | None) -> None:
+        ctx = self.ctx
+        self.audit.append(AuditEntry(
+            id=ids.audit_id(ctx.batch_id, memory_id, f"{op}:{ids.content_hash(cand.content)}"),
+            user_id=ctx.user_id, memory_id=memory_id, operation=op,
+            before=_snapshot(before) if before else None,
+            after=_snapshot(after) if after else {"candidate": cand.model_dump(mode="json")},
+            reason=reason, source_turn_ids=list(cand.source_turn_ids), batch_id=ctx.batch_id,
+            extractor=ctx.extractor, prompt_version=ctx.prompt_version, at=ctx.now,
+        ))
+
+    def _new_memory(self, cand: CandidateMemory, **changes: Any) -> StoredMemory:
+        ctx = self.ctx
+        return StoredMemory(
+            id=ids.memory_id(ctx.user_id, cand.content, cand.source_turn_ids),
+            user_id=ctx.user_id, content=cand.content, kind=cand.kind,
+            confidence=cand.confidence, importance=cand.importance,
+            entities=list(cand.entities), triples=list(cand.triples),
+            source_turn_ids=list(cand.source_turn_ids), valid_at=cand.valid_at,
+            created_at=ctx.now, updated_at=ctx.now, embedding_model=ctx.model_id,
+        ).with_changes(**changes)
+
+    # -- the decisions ---------------------------------------------------------------------
+    def add(self, p: Prepared, reason: str) -> StoredMemory:
+        memory = self._new_memory(p.candidate)
+        self._put(memory, p.vector)
+        self.added.append((memory.id, p.vector))
+        self._log(Operation.ADD, memory.id, p.candidate, reason, None, memory)
+        return memory
+
+    def drop(self, p: Prepared, existing: StoredMemory, reason: str) -> None:
+        self._log(Operation.DROP_DUPLICATE, existing.id, p.candidate, reason, None, None)
+
+    def refine(self, p: Prepared, existing: StoredMemory, judgement: Judgement) -> None:
+        cand = p.candidate
+        content = judgement.merged_content or cand.content
+        updated = existing.with_changes(
+            content=content,
+            triples=[t.model_dump() for t in (cand.triples or existing.triples)],
+            entities=list(dict.fromkeys([*existing.entities, *cand.entities])),
+            source_turn_ids=list(dict.fromkeys([*existing.source_turn_ids,
+                                                *cand.source_turn_ids])),
+            confidence=max(existing.confidence, cand.confidence),
+            importance=max(existing.importance, cand.importance),
+            valid_at=max(existing.valid_at, cand.valid_at), updated_at=self.ctx.now,
+        )
+        # A merged sentence other than the candidate's needs a fresh vector (the service
+        # embeds writes whose vector is None and whose content changed).
+        self._put(updated, p.vector if content == cand.content else None)
+        self._log(Operation.UPDATE, existing.id, cand, f"refinement: {judgement.reason}",
+                  existing, updated)
+
+    def conflict(self, p: Prepared, olds: list[StoredMemory], why: str) -> None:
+        cand = p.candidate
+        newest_old = max(olds, key=lambda m: m.valid_at)
+        if cand.valid_at < newest_old.valid_at:
+            # Late arrival: history, closed at the moment the newer fact became true.
+            late = self._new_memory(cand, status=Status.SUPERSEDED,
+                                    invalid_at=newest_old.valid_at, superseded_by=newest_old.id)
+            self._put(late, p.vector)
+            self._log(Operation.ADD, late.id, cand,
+                      f"late arrival, kept as history: {why}; the current memory "
+                      f"{newest_old.id} is newer by event time", None, late)
+            return
+        memory = self.add(p, f"new fact replacing {len(olds)} older one(s): {why}")
+        for old in olds:
+            if old.valid_at > cand.valid_at:
+                continue
+            closed = old.with_changes(status=Status.SUPERSEDED, invalid_at=cand.valid_at,
+                                      superseded_by=memory.id, updated_at=self.ctx.now)
+            self._put(closed, None)
+            self._log(Operation.SUPERSEDE, old.id, cand,
+                      f"conflict, newer by event time wins: {why}", old, closed)
+
+    def plan(self, p: Prepared) -> None:
+        cand = p.candidate
+        if p.already_stored or ids.memory_id(
+            self.ctx.user_id, cand.content, cand.source_turn_ids
+        ) in self.state:
+            return  # applied before: redelivery changes nothing
+        pool = self._pool(p)
+        top, sim = pool[0] if pool else (None, 0.0)
+        closeness = classify(sim, self.thresholds)
+        if top is not None and closeness is Closeness.DUPLICATE:
+            self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
+            return
+        same, others = self._slot_conflicts(p)
+        if others:
+            pairs = ", ".join(f"{t.predicate}: {h.object!r} -> {t.object!r}"
+                              for t in cand.triples for m in others for h in m.triples
+                              if h.slot == t.slot)
+            self.conflict(p, others, pairs)
+            return
+        if same is not None:
+            self.drop(p, same, "duplicate: states the same single-valued fact")
+            return
+        if top is not None and closeness is Closeness.AMBIGUOUS:
+            judgement = self.judge.judge(cand, top)
+            if judgement.decision is Decision.DUPLICATE:
+                self.drop(p, top, f"duplicate (similarity {sim:.3f}): {judgement.reason}")
+                return
+            if judgement.decision is Decision.REFINEMENT:
+                self.refine(p, top, judgement)
+                return
+            if judgement.decision is Decision.CONFLICT:
+                self.conflict(p, [top], judgement.reason)
+                return
+        self.add(p, "new memory" if top is None else f"new memory (closest {sim:.3f})")
+
+
+def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: Thresholds,
+               predicates: Predicates, judge: Judge) -> Plan:
+    """Candidates are decided in event order, each seeing what the earlier ones did."""
+    planner = _Planner(ctx, thresholds, predicates, judge)
+    ordered = sorted(prepared, key=lambda p: (p.candidate.valid_at, p.candidate.source_turn_ids))
+    for p in ordered:
+        planner.plan(p)
+    writes = [Write(memory=m, vector=planner.vectors.get(mid)) for mid, m in planner.state.items()]
+    return Plan(batch_id=ctx.batch_id, user_id=ctx.user_id, writes=writes, audit=planner.audit)

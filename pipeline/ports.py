@@ -1,0 +1,136 @@
+"""The small typed interfaces the core talks through, and the plain values they pass.
+
+Adapters in ``pipeline.adapters`` implement these against Chroma, Neo4j, the openai
+client and ONNX; ``pipeline.testing`` has in-memory fakes for unit tests of the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal, Protocol
+
+from schemas import AuditEntry, CandidateMemory, StoredMemory, Turn
+
+Vector = list[float]
+
+
+class Decision(StrEnum):
+    DUPLICATE = "duplicate"
+    REFINEMENT = "refinement"
+    CONFLICT = "conflict"
+    NEW = "new"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a new candidate relates to one existing memory (0.92–0.95 similarity band)."""
+
+    decision: Decision
+    reason: str
+    merged_content: str | None = None  # for REFINEMENT: the sentence that replaces both
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    memory: StoredMemory
+    similarity: float
+
+
+@dataclass(frozen=True)
+class SlotHolder:
+    """A current triple of a single-valued predicate, and the memory it came from."""
+
+    memory_id: str
+    subject: str
+    predicate: str
+    object: str
+    valid_at: datetime
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result, memory or episode."""
+
+    id: str
+    type: Literal["memory", "episode"]
+    content: str
+    score: float
+    event_at: datetime
+    created_at: datetime
+    source_turn_ids: list[str]
+    kind: str | None = None
+    confidence: float | None = None
+    status: str | None = None
+    role: str | None = None
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
+
+
+class Extractor(Protocol):
+    """Turns dialogue into candidate memories (before the confidence gate)."""
+
+    name: str
+    prompt_version: str | None
+
+    def extract(self, turns: Sequence[Turn]) -> list[CandidateMemory]: ...
+
+
+class Judge(Protocol):
+    def judge(self, new: CandidateMemory, existing: StoredMemory) -> Judgement: ...
+
+
+class MemoryStore(Protocol):
+    """Memories with their vectors; every call is scoped to one user."""
+
+    def upsert(
+        self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]
+    ) -> None: ...
+
+    def nearest(
+        self, user_id: str, vector: Vector, model_id: str, k: int
+    ) -> list[Neighbor]: ...
+
+    def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
+
+    def memories(self, user_id: str, *, include_inactive: bool) -> list[StoredMemory]: ...
+
+    def foreign_model(self, user_id: str, model_id: str) -> str | None: ...
+
+    def delete_user(self, user_id: str) -> int: ...
+
+
+class EpisodeStore(Protocol):
+    """Raw turns, append-only, idempotent by (user, turn id)."""
+
+    def add(
+        self, user_id: str, session_id: str, turns: Sequence[Turn], vectors: Sequence[Vector],
+        model_id: str, now: datetime,
+    ) -> int: ...
+
+    def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]: ...
+
+    def delete_user(self, user_id: str) -> int: ...
+
+
+class GraphStore(Protocol):
+    """Memories, entities, triples with validity in time, and the audit trail."""
+
+    def slot_holders(
+        self, user_id: str, slots: Sequence[tuple[str, str]]
+    ) -> list[SlotHolder]: ...
+
+    def apply(
+        self, user_id: str, memories: Sequence[StoredMemory], audit: Sequence[AuditEntry],
+        now: datetime,
+    ) -> None: ...
+
+    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]: ...
+
+    def delete_user(self, user_id: str) -> int: ...

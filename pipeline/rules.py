@@ -1,0 +1,312 @@
+"""Offline rule-based extractor: the :class:`~pipeline.ports.Extractor` used without an LLM.
+
+Pure: no I/O, no clock, no environment. Only ``user`` turns are read, split into sentences
+(``. ! ? ;`` ``。！？；``) and clauses ("… and I …", "…, we …", "…，我…"); each clause is
+matched against :data:`RULES`, a table of compiled regexes (first usable match wins).
+
+Coverage, predicate (kind): English / Chinese
+
+* role, name, lives_in, works_at (profile): "I am a X", "I'm an X", "I work as X", "my name
+  is X", "call me X", "I live in X", "I work at/for X" / 我是X (not 我是说), 我叫X,
+  我住在X, 我在X工作
+* cares_about, likes, prefers, dislikes (preference): "I care (a lot) about X", "I (really)
+  like/love X", "I'm a fan of X", "I prefer X", "I don't like/dislike/hate X" /
+  我关心X, 我很在意X, 我喜欢X, 我更喜欢X, 我不喜欢X, 我讨厌X
+* uses, production_environment (fact): "we use X", "our team uses X", "I use X", "our
+  production servers run X", "prod is now on X", "we moved production to X" /
+  我们用X, 我们使用X, 我们的生产环境是X, 生产环境迁移到了X
+* reply_language, answer_style, remembers (instruction): "please always answer in X", "always
+  be concise", "remember/note that X" (rewritten in the third person), "always/never X" /
+  以后请用中文回答, (请)记住X
+
+Nothing from greetings, thanks, questions, hypotheticals ("if I were", 假如 …) or turns with a
+joke ("haha", 哈哈, 😂 …). Hedged sentences ("maybe", "I think", 可能 …) get
+:data:`HEDGED_CONFIDENCE`, under the downstream gate. English input gives "The user …."
+sentences, Chinese input "用户…。". One (kind, predicate, object) said twice is one candidate
+with every source turn id and the latest ``valid_at``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from schemas import CandidateMemory, Kind, Triple, Turn
+
+HEDGED_CONFIDENCE = 0.5
+MAX_OBJECT_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern. Templates take ``{obj}``, ``{Obj}`` (capitalised), ``{a}`` (a/an) and
+    the pattern's other named groups, lower-cased."""
+
+    pattern: re.Pattern[str]
+    kind: Kind
+    predicate: str
+    template: str
+    confidence: float
+    importance: float
+    object_template: str = "{obj}"
+    reject: re.Pattern[str] | None = None  # objects this rule must not take
+
+
+def _rule(pattern: str, kind: Kind, predicate: str, template: str, confidence: float,
+          importance: float, object_template: str = "{obj}", reject: str | None = None) -> Rule:
+    return Rule(re.compile(pattern, re.I), kind, predicate, template, confidence, importance,
+                object_template, re.compile(reject, re.I) if reject else None)
+
+
+_P, _F, _I, _R = Kind.PROFILE, Kind.FACT, Kind.INSTRUCTION, Kind.PREFERENCE
+_PROD = r"(?:production|prod)(?: (?:servers?|environment|env|stack|cluster|machines|infra))?"
+_MOVED = r"(?:moved|migrated|switched|upgraded|changed)"
+_PERSIST = r"(?=.*\b(?:always|from now on|going forward|in (?:the )?future)\b)"
+_LEADIN = r"(?:(?:please|from now on|going forward|in (?:the )?future|always),? )*"
+_STYLES = r"short|brief|concise|terse|succinct|detailed|simple|formal|casual"
+_LANGS = r"中文|汉语|英文|英语|日语|日文|韩语|法语|德语|西班牙语"
+
+RULES: tuple[Rule, ...] = (
+    # English
+    _rule(r"I(?:'m| am) not (?:(?:a )?(?:big |huge )?fan of|into) (?P<obj>.+)",
+          _R, "dislikes", "The user dislikes {obj}.", 0.85, 0.6),
+    _rule(r"I(?:'m| am) (?:a )?(?:big |huge |great )?fan of (?P<obj>.+)",
+          _R, "likes", "The user likes {obj}.", 0.85, 0.6),
+    _rule(r"(?:I(?:'m| am| (?:might|may|could) be) (?:an?|the)|I(?: currently)? work as"
+          r"(?: an?| the)?) (?P<obj>.+)", _P, "role", "The user is {a} {obj}.", 0.9, 0.8,
+          reject=r"(?:bit|little|lot|(?:big |huge )?fan|(?:big |firm )?believer)\b"),
+    _rule(r"(?:my name is|my name's|(?:you can |please )?call me|I(?:'m| am) called|I go by)"
+          r" (?P<obj>.+)", _P, "name", "The user's name is {Obj}.", 0.95, 0.8, "{Obj}",
+          reject=r"(?:\S+\s+){4}"),
+    _rule(r"I(?:'m| am)?(?: currently| now)? (?:live|living|based) in (?P<obj>.+)",
+          _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7),
+    _rule(r"I(?:'m| am)?(?: currently| now)? (?:work|working) (?:at|for) (?P<obj>.+)",
+          _P, "works_at", "The user works at {obj}.", 0.9, 0.7),
+    _rule(r"I(?: really| also| truly| genuinely| do)* care(?: a lot| deeply| so much| very much"
+          r"| a great deal| a ton| most)? about (?P<obj>.+)",
+          _R, "cares_about", "The user cares about {obj}.", 0.9, 0.6),
+    _rule(r"I(?: really| just| also| truly)* (?:(?:don't|do not)(?: really)? (?:like|love|enjoy)"
+          r"|dislike|hate|can't stand|cannot stand) (?P<obj>.+)",
+          _R, "dislikes", "The user dislikes {obj}.", 0.9, 0.6),
+    _rule(r"I(?: really| also| generally| usually| just| strongly| do)* prefer (?P<obj>.+)",
+          _R, "prefers", "The user prefers {obj}.", 0.9, 0.6),
+    _rule(r"I(?: really| also| just| absolutely| truly| do)* (?:like|love|enjoy|adore) (?P<obj>.+)",
+          _R, "likes", "The user likes {obj}.", 0.9, 0.6),
+    _rule(rf"(?:(?:our|my|the) )?{_PROD} (?:(?:is|are) (?:now |currently |still )?(?:running"
+          rf"(?: on)?|on|using)|(?:now |currently |still )?runs?(?: on)?|(?:now |currently )?"
+          rf"uses?|(?:has|have)(?: now)?(?: been)? {_MOVED} to|(?:was|were|got) {_MOVED} to"
+          rf"|{_MOVED} to|(?:is|are)(?: now)?) (?P<obj>.+)",
+          _F, "production_environment", "The user's production environment is {obj}.",
+          0.9, 0.8, reject=r"(?:down|up|broken|slow|fine|ok(?:ay)?|stable|unstable|dead"
+          r"|offline|online|on fire|a mess|not|being|very|so|too|still|really|quite|failing"
+          r"|crashing|working|having|getting|going)\b"),
+    _rule(rf"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|already))* {_MOVED}"
+          rf"(?: (?:our|the|my))? {_PROD}(?: over)? (?:to|onto) (?P<obj>.+)",
+          _F, "production_environment", "The user's production environment is {obj}.",
+          0.9, 0.8),
+    _rule(r"(?:we|our (?:team|company)|my team)(?: (?:mainly|mostly|currently|now|also|primarily"
+          r"|heavily|all|still))*(?:'re| are)? (?:use|uses|using|rely on|relies on) (?P<obj>.+)",
+          _F, "uses", "The user's team uses {obj}.", 0.85, 0.5),
+    _rule(r"I(?: (?:mainly|mostly|currently|now|also|primarily|heavily|still))*(?:'m| am)?"
+          r" (?:use|using|rely on) (?P<obj>.+)", _F, "uses", "The user uses {obj}.", 0.85, 0.5),
+    _rule(rf"{_PERSIST}{_LEADIN}(?:be|keep (?:it|(?:your )?(?:answers|replies|responses))|answer"
+          rf"|reply|respond|write)(?: always)? (?P<obj>{_STYLES})(?:ly)?"
+          rf"(?: (?:please|from now on|going forward))*",
+          _I, "answer_style", "The user wants {obj} answers.", 0.9, 0.9),
+    _rule(rf"{_PERSIST}{_LEADIN}(?:answer|reply|respond|talk|write|speak)(?: to me)?(?: only)?"
+          r" in (?P<obj>[^\W\d_]+)(?: (?:please|from now on|going forward|only))*",
+          _I, "reply_language", "The user wants replies in {Obj}.", 0.95, 0.9, "{Obj}"),
+    _rule(r"(?:please )?(?:(?:remember|keep in mind|don't forget|do not forget)(?: that)?"
+          r"|note(?: that|:))[:,]? (?P<obj>.+)", _I, "remembers", "{Obj}.", 0.95, 0.9, "{Obj}"),
+    _rule(r"(?:please )?(?P<adv>always|never) (?P<obj>.+)", _I, "remembers",
+          "The user wants the assistant to {adv} {obj}.", 0.85, 0.9, "{adv} {obj}"),
+    # Chinese
+    _rule(r"我(?:其实|现在|目前)?是(?:一[个名位]|个|名)?(?P<obj>.+)", _P, "role", "用户是{obj}。",
+          0.9, 0.8, reject=r"说|不|在|从|想|觉得|问|指|因为|为了|来|去|真的|刚|要|会|有|被|对"
+          r"|怎么|什么|否"),
+    _rule(r"(?:我叫|我的名字(?:是|叫))(?!了|你|他|她)(?P<obj>.+)", _P, "name", "用户叫{obj}。",
+          0.95, 0.8),
+    _rule(r"我(?:现在|目前)?住在(?P<obj>.+)", _P, "lives_in", "用户住在{obj}。", 0.9, 0.7),
+    _rule(r"我(?:很|非常|特别|最|比较|一直|真的|也)*(?:关心|在意|在乎|重视|看重)(?P<obj>.+)",
+          _R, "cares_about", "用户关心{obj}。", 0.9, 0.6),
+    _rule(r"我(?:现在|目前)?在(?P<obj>.+?)(?:上班|工作|任职)", _P, "works_at", "用户在{obj}工作。",
+          0.9, 0.7),
+    _rule(r"我(?:很|非常|特别|真的|最|也)*(?:不喜欢|不爱|讨厌|受不了)(?P<obj>.+)",
+          _R, "dislikes", "用户不喜欢{obj}。", 0.9, 0.6),
+    _rule(r"我(?:还是|一般|通常)?(?:更喜欢|更偏好|偏好|偏爱|更倾向于|倾向于)(?P<obj>.+)",
+          _R, "prefers", "用户更喜欢{obj}。", 0.9, 0.6),
+    _rule(r"我(?:很|非常|特别|真的|也|还|比较|最|挺|超)*(?:喜欢|热爱|爱)(?P<obj>.+)",
+          _R, "likes", "用户喜欢{obj}。", 0.9, 0.6),
+    _rule(r"(?:我们)?(?:已经|刚刚?)?把?(?:我们)?的?生产(?:环境|服务器|机器)(?:现在|目前|已经|都)*"
+          r"(?:用的是|跑在|运行在|部署在|(?:迁移|迁|换|切换|升级|搬)(?:到|成)了?|是|用|在)(?P<obj>.+?)上?",
+          _F, "production_environment", "用户的生产环境是{obj}。", 0.9, 0.8,
+          reject=r"不|没|挂|出问题"),
+    _rule(r"我们(?:团队|公司)?(?:现在|目前|主要|一直|都|也|还)*(?:在用|使用|用的是|用)(?!了)(?P<obj>.+)",
+          _F, "uses", "用户的团队使用{obj}。", 0.85, 0.5),
+    _rule(rf"(?=.*(?:请|以后|今后|总是|始终|一直|都))(?:以后|今后|之后|请|都|总是|始终|一直)*"
+          rf"(?:用|使用)(?P<obj>{_LANGS})来?(?:回答|回复|回我|交流|跟我说话?|和我说话?)我?",
+          _I, "reply_language", "用户希望用{obj}回答。", 0.95, 0.9),
+    _rule(r"(?:请|你)?(?:要|一定要|务必)?记住[:：,，\s]*(?P<obj>.+)", _I, "remembers", "{obj}。",
+          0.95, 0.9),
+)
+
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_JOKE = re.compile(r"\b(?:ha(?:ha)+|he(?:he)+|lol|lmao|rofl|jk|kidding)\b|哈哈|开玩笑|😂|🤣", re.I)
+_HYPOTHETICAL = re.compile(r"\b(?:if I (?:were|was)|imagine|what if|suppos(?:e|ing)|pretend"
+                           r"|hypothetically|let's say)\b|假如|如果我|要是我|假设|想象", re.I)
+_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|possibly|I think|I guess|I believe"
+                    r"|not (?:\w+ )?sure|kind of|sort of|may be)\b"
+                    r"|可能|也许|大概|或许|好像|我觉得|我猜|不确定", re.I)
+_HEDGE_WORDS = re.compile(r"\b(?:I think|I guess|I believe|maybe|perhaps|probably|possibly"
+                          r"|(?:I'm |I am )?not (?:\w+ )?sure(?: if| whether| but| that)?"
+                          r"|kind of|sort of)\b,?\s*|\bmight (?!be\b)|我觉得|我猜|可能|也许"
+                          r"|大概|或许|好像", re.I)
+_QUESTION = re.compile(r"(?:what|how|why|when|where|who|which|do you|does|did you|can you"
+                       r"|could you|would you|will you|are you|is there|is it|should I|can I)\b"
+                       r"|什么|怎么|为什么|为何|你能|你可以|能不能|可不可以|请问|是不是", re.I)
+_PREFIX = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actually|btw"
+                     r"|by the way|fyi|anyway|honestly|basically|yeah|yes|quick update|update"
+                     r"|just so you know|for the record|for context|ps)\b[\s,:!.\-—]*"
+                     r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时|现在|目前)"
+                     r"[\s,，:：]*)+", re.I)
+_SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
+_CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|(?<!remember)(?<!note),\s*"
+                      r"(?=(?:I|we)\b)|(?<!记住)[，,](?=\s*(?:(?:而且|并且|另外|但是|不过|同时"
+                      r"|还有|所以)\s*)?(?:我|请|记住|以后|生产环境))", re.I)
+_ZH_PARTICLES = re.compile(r"[了啦呢吧哦啊呀嘛]+$")
+_CUT = {False: re.compile(r",?\s+(?:because|since|so that|but|although|though|which)\b.*", re.I),
+        True: re.compile(r"(?:因为|所以|但是|不过|，但).*")}
+_TAIL = {False: re.compile(r"(?:\s*,)?\s+(?:(?:right )?now|these days|nowadays|currently|at the"
+                           r" moment|lately|recently|(?:last|this) (?:week|month|year)|yesterday"
+                           r"|today|as well|too|also|a lot|(?:very|so) much|please|from now on"
+                           r"|going forward|anymore|for now)$", re.I),
+         True: re.compile(r"(?:了|现在|目前|啦|呢|吧|哦|啊|呀|嘛)$")}
+_LEAD = {False: re.compile(r"^(?:now|currently|also|still)\s+", re.I),
+         True: re.compile(r"^(?:了|现在|目前|已经|都)")}
+_JUNK = re.compile(r"it|that|this|them|these|those|one|so|too|much|me|him|her|here|there"
+                   r"|(?:you|your)\b.*|它|这个|那个|这|那|(?:你|您).*", re.I)
+_STRIP = " \t\n.,!?;:。！？；，、~…\"'“”‘’"
+_PRONOUNS = tuple((re.compile(p), r) for p, r in (
+    (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
+    (r"\bI'll\b", "they'll"), (r"\bI'd\b", "they'd"), (r"\bI was\b", "they were"),
+    (r"\bI\b", "they"), (r"\b[Mm]yself\b", "themselves"), (r"\b[Mm]ine\b", "theirs"),
+    (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them")))
+_EXPAND = (("I'm ", "I am "), ("I've ", "I have "), ("I'll ", "I will "), ("I'd ", "I would "),
+           ("don't ", "do not "), ("can't ", "cannot "))
+_LEAD_I = re.compile(r"I((?: (?:always|never|usually|often|also|really|just|still))*) ([a-z]+)"
+                     r"\b(.*)", re.S)
+_UNCHANGED = {"can", "cannot", "could", "should", "must", "might", "may", "will", "would",
+              "shall", "had", "did", "was"}
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes"}
+
+
+def _conjugate(verb: str) -> str:
+    """Third person singular of the verb after a leading "I"."""
+    if verb in _UNCHANGED or verb.endswith("ed") or verb in _IRREGULAR:
+        return _IRREGULAR.get(verb, verb)
+    if re.search(r"(?:s|sh|ch|x|z)$", verb):
+        return verb + "es"
+    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", verb) else verb + "s"
+
+
+def _third_person(text: str, *, zh: bool, lead: bool) -> str:
+    """First person to third: "I'm allergic to my cat" → "The user is allergic to their cat"."""
+    if zh:
+        return re.sub(r"(?<!自)我", "用户", text.replace("我们", "用户团队"))
+    if lead:
+        for short, long in _EXPAND:
+            text = text.replace(short, long) if text.startswith("I") else text
+        if m := _LEAD_I.match(text):
+            text = f"The user{m[1]} {_conjugate(m[2])}{m[3]}"
+        elif text[:3].lower() == "my ":
+            text = "The user's " + text[3:]
+    for pattern, repl in _PRONOUNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _article(word: str) -> str:
+    return "an" if re.match(r"[aeio]|u(?!s|ni|x|r[aeiou])", word, re.I) else "a"
+
+
+def _clean(obj: str, zh: bool) -> str:
+    obj = _CUT[zh].sub("", obj)
+    previous = None
+    while previous != obj:
+        previous = obj
+        obj = _LEAD[zh].sub("", _TAIL[zh].sub("", obj.strip(_STRIP)))
+    return obj
+
+
+def _is_question(sentence: str) -> bool:
+    return (sentence.endswith(("?", "？")) or bool(_QUESTION.match(sentence))
+            or sentence.rstrip(_STRIP).endswith("吗"))
+
+
+def _statements(text: str) -> Iterator[tuple[str, bool]]:
+    """(clause, hedged) pairs of one turn's text that may state something about the user."""
+    text = re.sub(r"[ \t\u3000]+", " ", text.replace("’", "'").replace("‘", "'"))
+    if _JOKE.search(text):
+        return
+    for raw in _SENTENCES.split(text):
+        sentence = _PREFIX.sub("", raw.strip(), count=1)
+        if not sentence or _is_question(sentence) or _HYPOTHETICAL.search(sentence):
+            continue
+        hedged = bool(_HEDGE.search(sentence))
+        for part in _CLAUSES.split(sentence.rstrip(_STRIP)):
+            clause = _PREFIX.sub("", _HEDGE_WORDS.sub("", part).strip(), count=1)
+            if clause := _ZH_PARTICLES.sub("", clause.rstrip(_STRIP)).strip():
+                yield clause, hedged
+
+
+def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory | None:
+    match = rule.pattern.fullmatch(clause)
+    if not match:
+        return None
+    zh = bool(_CJK.search(rule.template))
+    obj = _clean(match["obj"], zh)
+    if (not obj or len(obj) > MAX_OBJECT_CHARS or _JUNK.fullmatch(obj)
+            or (rule.reject is not None and rule.reject.match(obj))):
+        return None
+    obj = _third_person(obj, zh=zh, lead=rule.template.startswith("{Obj}"))
+    values = {k: v.lower() for k, v in match.groupdict().items() if v and k != "obj"}
+    values.update(obj=obj, Obj=obj[:1].upper() + obj[1:], a=_article(obj))
+    target, content = rule.object_template.format(**values), rule.template.format(**values)
+    if len(content) < 3:
+        return None
+    return CandidateMemory(
+        content=content, kind=rule.kind, importance=rule.importance,
+        confidence=min(rule.confidence, HEDGED_CONFIDENCE) if hedged else rule.confidence,
+        entities=[target], triples=[Triple(subject="user", predicate=rule.predicate,
+                                           object=target)],
+        source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
+
+
+def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
+    ids = old.source_turn_ids + [i for i in new.source_turn_ids if i not in old.source_turn_ids]
+    latest = new if new.valid_at >= old.valid_at else old
+    return latest.model_copy(update={"source_turn_ids": ids,
+                                     "confidence": max(old.confidence, new.confidence)})
+
+
+class RuleExtractor:
+    """Regex rules over user turns; deterministic, offline, for when no LLM is configured."""
+
+    name: str = "rules-1"
+    prompt_version: str | None = None
+    rules: tuple[Rule, ...] = RULES
+
+    def extract(self, turns: Sequence[Turn]) -> list[CandidateMemory]:
+        found: dict[tuple[str, str, str], CandidateMemory] = {}
+        for turn in sorted(turns, key=lambda t: (t.timestamp, t.turn_id)):
+            if turn.role != "user":
+                continue
+            for clause, hedged in _statements(turn.content):
+                candidate = next((c for rule in self.rules
+                                  if (c := _apply(rule, clause, turn, hedged)) is not None), None)
+                if candidate is not None:
+                    (t,) = candidate.triples
+                    key = (candidate.kind.value, t.predicate, t.object.casefold())
+                    found[key] = _merge(found[key], candidate) if key in found else candidate
+        return list(found.values())

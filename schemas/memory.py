@@ -1,0 +1,91 @@
+"""Domain models of memories: what extraction proposes and what the stores keep."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+
+class Kind(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    EVENT = "event"
+    INSTRUCTION = "instruction"
+    PROFILE = "profile"
+
+
+class Status(StrEnum):
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+
+
+class Triple(BaseModel):
+    """subject–predicate–object; ``subject`` is ``user`` for facts about the user."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=80, pattern=r"^[a-z][a-z0-9_]*$")
+    object: str = Field(min_length=1, max_length=200)
+
+    @field_validator("subject", "object")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("blank")
+        return value
+
+    @property
+    def slot(self) -> tuple[str, str]:
+        """What a single-valued predicate can hold only one object for."""
+        return (self.subject.casefold(), self.predicate)
+
+
+class CandidateMemory(BaseModel):
+    """One self-contained sentence proposed by an extractor, not yet stored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str = Field(min_length=3, max_length=1_000)
+    kind: Kind
+    confidence: float = Field(ge=0.0, le=1.0)
+    importance: float = Field(ge=0.0, le=1.0)
+    entities: list[str] = Field(default_factory=list, max_length=32)
+    triples: list[Triple] = Field(default_factory=list, max_length=16)
+    source_turn_ids: list[str] = Field(min_length=1)
+    valid_at: AwareDatetime
+
+
+class StoredMemory(BaseModel):
+    """A memory as the stores keep it. Superseded memories stay, closed in time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    user_id: str
+    content: str
+    kind: Kind
+    confidence: float
+    importance: float
+    entities: list[str] = Field(default_factory=list)
+    triples: list[Triple] = Field(default_factory=list)
+    source_turn_ids: list[str]
+    valid_at: AwareDatetime
+    invalid_at: AwareDatetime | None = None
+    status: Status = Status.CURRENT
+    superseded_by: str | None = None
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
+    embedding_model: str
+
+    def with_changes(self, **changes: object) -> StoredMemory:
+        return self.model_validate({**self.model_dump(), **changes})
+
+    @property
+    def is_current(self) -> bool:
+        return self.status is Status.CURRENT
+
+

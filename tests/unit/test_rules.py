@@ -1,0 +1,296 @@
+"""The offline rule extractor: plain turns in, exact candidates out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pipeline.ports import Extractor
+from pipeline.rules import HEDGED_CONFIDENCE, RULES, RuleExtractor
+from schemas import CandidateMemory, Kind, Triple, Turn
+from schemas.messages import Role
+
+DAY1 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+DAY2 = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
+
+
+def turn(text: str, turn_id: str = "t1", at: datetime = DAY1, role: Role = "user") -> Turn:
+    return Turn(turn_id=turn_id, role=role, content=text, timestamp=at)
+
+
+def extract(*texts: str) -> list[CandidateMemory]:
+    turns = [turn(t, f"t{i}", DAY1 + timedelta(minutes=i)) for i, t in enumerate(texts, 1)]
+    return RuleExtractor().extract(turns)
+
+
+def summary(c: CandidateMemory) -> tuple[str, Kind, str, str]:
+    (triple,) = c.triples
+    assert triple.subject == "user"
+    assert c.entities == [triple.object]
+    return (c.content, c.kind, triple.predicate, triple.object)
+
+
+def only(text: str) -> CandidateMemory:
+    found = extract(text)
+    assert len(found) == 1, [c.content for c in found]
+    return found[0]
+
+
+def test_identity_and_protocol() -> None:
+    extractor: Extractor = RuleExtractor()
+    assert extractor.name == "rules-1"
+    assert extractor.prompt_version is None
+    assert extractor.extract([]) == []
+
+
+def test_demo_conversation() -> None:
+    turns = [
+        turn("Hi there! I'm a product manager and I care a lot about user experience.", "d1a",
+             DAY1),
+        turn("Our production servers run CentOS 7.", "d1b", DAY1 + timedelta(minutes=1)),
+        turn("我喜欢简洁的回答。", "d1c", DAY1 + timedelta(minutes=2)),
+        turn("Sure, here's a short answer.", "d1d", DAY1 + timedelta(minutes=3), "assistant"),
+        turn("Quick update: we moved production to Ubuntu 22.04 last week.", "d2a", DAY2),
+        turn("Haha, if I were a cat I'd run production on a cardboard box.", "d2b",
+             DAY2 + timedelta(minutes=1)),
+    ]
+    found = RuleExtractor().extract(turns)
+    assert [(summary(c), c.source_turn_ids, c.valid_at) for c in found] == [
+        (("The user is a product manager.", Kind.PROFILE, "role", "product manager"),
+         ["d1a"], DAY1),
+        (("The user cares about user experience.", Kind.PREFERENCE, "cares_about",
+          "user experience"), ["d1a"], DAY1),
+        (("The user's production environment is CentOS 7.", Kind.FACT,
+          "production_environment", "CentOS 7"), ["d1b"], DAY1 + timedelta(minutes=1)),
+        (("用户喜欢简洁的回答。", Kind.PREFERENCE, "likes", "简洁的回答"), ["d1c"],
+         DAY1 + timedelta(minutes=2)),
+        (("The user's production environment is Ubuntu 22.04.", Kind.FACT,
+          "production_environment", "Ubuntu 22.04"), ["d2a"], DAY2),
+    ]
+    assert all(c.confidence >= 0.85 for c in found)
+    assert found[0].triples == [Triple(subject="user", predicate="role", object="product manager")]
+
+
+EN_CASES = [
+    ("I am a product manager.", "The user is a product manager.", Kind.PROFILE, "role",
+     "product manager"),
+    ("I'm an engineer", "The user is an engineer.", Kind.PROFILE, "role", "engineer"),
+    ("I work as a data scientist.", "The user is a data scientist.", Kind.PROFILE, "role",
+     "data scientist"),
+    ("My name is alice.", "The user's name is Alice.", Kind.PROFILE, "name", "Alice"),
+    ("Call me Bob, please.", "The user's name is Bob.", Kind.PROFILE, "name", "Bob"),
+    ("I live in Berlin now.", "The user lives in Berlin.", Kind.PROFILE, "lives_in", "Berlin"),
+    ("I work at Acme Corp.", "The user works at Acme Corp.", Kind.PROFILE, "works_at",
+     "Acme Corp"),
+    ("I work for Globex these days.", "The user works at Globex.", Kind.PROFILE, "works_at",
+     "Globex"),
+    ("I care about performance.", "The user cares about performance.", Kind.PREFERENCE,
+     "cares_about", "performance"),
+    ("I really care a lot about my team.", "The user cares about their team.",
+     Kind.PREFERENCE, "cares_about", "their team"),
+    ("I really like hiking in the mountains!", "The user likes hiking in the mountains.",
+     Kind.PREFERENCE, "likes", "hiking in the mountains"),
+    ("I love jazz.", "The user likes jazz.", Kind.PREFERENCE, "likes", "jazz"),
+    ("I'm a big fan of Rust.", "The user likes Rust.", Kind.PREFERENCE, "likes", "Rust"),
+    ("I prefer concise answers.", "The user prefers concise answers.", Kind.PREFERENCE,
+     "prefers", "concise answers"),
+    ("I don't like long meetings.", "The user dislikes long meetings.", Kind.PREFERENCE,
+     "dislikes", "long meetings"),
+    ("I dislike YAML.", "The user dislikes YAML.", Kind.PREFERENCE, "dislikes", "YAML"),
+    ("I hate spam!", "The user dislikes spam.", Kind.PREFERENCE, "dislikes", "spam"),
+    ("I'm not a fan of Java.", "The user dislikes Java.", Kind.PREFERENCE, "dislikes", "Java"),
+    ("We use Postgres.", "The user's team uses Postgres.", Kind.FACT, "uses", "Postgres"),
+    ("Our team uses Jira.", "The user's team uses Jira.", Kind.FACT, "uses", "Jira"),
+    ("I use vim.", "The user uses vim.", Kind.FACT, "uses", "vim"),
+    ("Our production environment is Debian 12.", "The user's production environment is "
+     "Debian 12.", Kind.FACT, "production_environment", "Debian 12"),
+    ("Our production servers run on RHEL 9.", "The user's production environment is RHEL 9.",
+     Kind.FACT, "production_environment", "RHEL 9"),
+    ("Production runs Kubernetes.", "The user's production environment is Kubernetes.",
+     Kind.FACT, "production_environment", "Kubernetes"),
+    ("Prod is now on AWS.", "The user's production environment is AWS.", Kind.FACT,
+     "production_environment", "AWS"),
+    ("Production has moved to GCP.", "The user's production environment is GCP.", Kind.FACT,
+     "production_environment", "GCP"),
+    ("We migrated our production environment to Ubuntu 24.04 yesterday.",
+     "The user's production environment is Ubuntu 24.04.", Kind.FACT,
+     "production_environment", "Ubuntu 24.04"),
+    ("We switched prod to Nomad.", "The user's production environment is Nomad.", Kind.FACT,
+     "production_environment", "Nomad"),
+    ("Remember that I'm allergic to peanuts.", "The user is allergic to peanuts.",
+     Kind.INSTRUCTION, "remembers", "The user is allergic to peanuts"),
+    ("Please remember my daughter's birthday is May 3.",
+     "The user's daughter's birthday is May 3.", Kind.INSTRUCTION, "remembers",
+     "The user's daughter's birthday is May 3"),
+    ("Note that I deploy on Fridays.", "The user deploys on Fridays.", Kind.INSTRUCTION,
+     "remembers", "The user deploys on Fridays"),
+    ("Please always answer in english.", "The user wants replies in English.",
+     Kind.INSTRUCTION, "reply_language", "English"),
+    ("Always be concise.", "The user wants concise answers.", Kind.INSTRUCTION,
+     "answer_style", "concise"),
+    ("Never use emojis with me.", "The user wants the assistant to never use emojis with "
+     "them.", Kind.INSTRUCTION, "remembers", "never use emojis with them"),
+]
+
+
+@pytest.mark.parametrize(("text", "content", "kind", "predicate", "obj"), EN_CASES)
+def test_english_rules(text: str, content: str, kind: Kind, predicate: str, obj: str) -> None:
+    assert summary(only(text)) == (content, kind, predicate, obj)
+
+
+ZH_CASES = [
+    ("我是产品经理。", "用户是产品经理。", Kind.PROFILE, "role", "产品经理"),
+    ("我是一名程序员", "用户是程序员。", Kind.PROFILE, "role", "程序员"),
+    ("我叫张伟。", "用户叫张伟。", Kind.PROFILE, "name", "张伟"),
+    ("现在我住在上海了。", "用户住在上海。", Kind.PROFILE, "lives_in", "上海"),
+    ("我在腾讯工作。", "用户在腾讯工作。", Kind.PROFILE, "works_at", "腾讯"),
+    ("我喜欢简洁的回答。", "用户喜欢简洁的回答。", Kind.PREFERENCE, "likes", "简洁的回答"),
+    ("我更喜欢Python", "用户更喜欢Python。", Kind.PREFERENCE, "prefers", "Python"),
+    ("我不喜欢冗长的解释！", "用户不喜欢冗长的解释。", Kind.PREFERENCE, "dislikes", "冗长的解释"),
+    ("我关心用户体验", "用户关心用户体验。", Kind.PREFERENCE, "cares_about", "用户体验"),
+    ("我很在意代码质量。", "用户关心代码质量。", Kind.PREFERENCE, "cares_about", "代码质量"),
+    ("我们用Kubernetes。", "用户的团队使用Kubernetes。", Kind.FACT, "uses", "Kubernetes"),
+    ("我们使用PostgreSQL", "用户的团队使用PostgreSQL。", Kind.FACT, "uses", "PostgreSQL"),
+    ("我们的生产环境是CentOS 7。", "用户的生产环境是CentOS 7。", Kind.FACT,
+     "production_environment", "CentOS 7"),
+    ("我们的生产环境跑在阿里云上", "用户的生产环境是阿里云。", Kind.FACT,
+     "production_environment", "阿里云"),
+    ("生产环境迁移到了Ubuntu 22.04", "用户的生产环境是Ubuntu 22.04。", Kind.FACT,
+     "production_environment", "Ubuntu 22.04"),
+    ("生产环境换到Debian了。", "用户的生产环境是Debian。", Kind.FACT,
+     "production_environment", "Debian"),
+    ("记住我对花生过敏。", "用户对花生过敏。", Kind.INSTRUCTION, "remembers", "用户对花生过敏"),
+    ("请记住，我的生日是五月三日。", "用户的生日是五月三日。", Kind.INSTRUCTION, "remembers",
+     "用户的生日是五月三日"),
+    ("以后请用中文回答我", "用户希望用中文回答。", Kind.INSTRUCTION, "reply_language", "中文"),
+]
+
+
+@pytest.mark.parametrize(("text", "content", "kind", "predicate", "obj"), ZH_CASES)
+def test_chinese_rules(text: str, content: str, kind: Kind, predicate: str, obj: str) -> None:
+    assert summary(only(text)) == (content, kind, predicate, obj)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # greetings and thanks
+        "Hi there!", "Hello, how are you?", "Thanks a lot!", "你好！", "谢谢",
+        # questions
+        "Do you like jazz?", "What is a product manager?", "Can you remember that I like tea",
+        "How do I migrate production to Ubuntu", "我是不是产品经理？", "你能记住我喜欢茶吗",
+        # jokes
+        "Haha, I'm a cat.", "I live in a submarine lol", "I'm a wizard, just kidding.",
+        "I love bugs jk", "哈哈，我是猫", "开玩笑的，我住在月球", "I'm a genius 😂",
+        # hypotheticals
+        "If I were a cat I'd run production on a cardboard box.", "Imagine I live in Paris.",
+        "What if we moved production to Windows?", "Suppose I work at NASA.",
+        "Pretend I'm a pirate.", "假如我是总统，我会住在白宫", "如果我是你，我喜欢猫",
+        "要是我住在北京就好了",
+        # statements without a usable object
+        "I'm tired.", "I'm a bit tired.", "Our production is down.", "I like it.",
+        "我是说我们换个方案", "我爱你", "I love your answer.",
+    ],
+)
+def test_nothing_extracted(text: str) -> None:
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate", "obj"),
+    [
+        ("Maybe I like tea.", "likes", "tea"),
+        ("I think I'm a designer.", "role", "designer"),
+        ("I might be a teacher.", "role", "teacher"),
+        ("We probably use Redis.", "uses", "Redis"),
+        ("I'm not sure but I live in Oslo.", "lives_in", "Oslo"),
+        ("Production might run CentOS 8.", "production_environment", "CentOS 8"),
+        ("我可能喜欢咖啡", "likes", "咖啡"),
+        ("我大概是产品经理", "role", "产品经理"),
+        ("我们也许用MySQL", "uses", "MySQL"),
+    ],
+)
+def test_hedges_get_low_confidence(text: str, predicate: str, obj: str) -> None:
+    candidate = only(text)
+    assert candidate.triples[0].predicate == predicate
+    assert candidate.triples[0].object == obj
+    assert candidate.confidence == HEDGED_CONFIDENCE < 0.7
+
+
+@pytest.mark.parametrize(("text", "importance"), [
+    ("I'm a product manager.", 0.8), ("Our production runs CentOS 7.", 0.8),
+    ("I like tea.", 0.6), ("We use Go.", 0.5), ("Remember that I'm vegan.", 0.9),
+])
+def test_direct_confidence_and_importance(text: str, importance: float) -> None:
+    candidate = only(text)
+    assert 0.85 <= candidate.confidence <= 0.95
+    assert candidate.importance == importance
+
+
+def test_assistant_and_other_roles_are_ignored() -> None:
+    roles: list[Role] = ["assistant", "system", "tool"]
+    turns = [turn("I'm a product manager.", f"t{i}", role=role) for i, role in enumerate(roles)]
+    assert RuleExtractor().extract(turns) == []
+
+
+def test_duplicate_statement_merges_turn_ids_and_keeps_latest_valid_at() -> None:
+    later = DAY1 + timedelta(hours=1)
+    turns = [turn("I like tea.", "b", later), turn("I really like tea!", "a", DAY1),
+             turn("I like tea. I like tea.", "c", DAY2)]
+    (candidate,) = RuleExtractor().extract(turns)
+    assert candidate.source_turn_ids == ["a", "b", "c"]
+    assert candidate.valid_at == DAY2
+    assert candidate.content == "The user likes tea."
+
+
+def test_hedged_then_direct_keeps_the_direct_confidence() -> None:
+    (candidate,) = extract("Maybe I use Go.", "I use Go.")
+    assert candidate.source_turn_ids == ["t1", "t2"]
+    assert candidate.confidence == 0.85
+
+
+def test_single_valued_changes_are_separate_candidates() -> None:
+    found = extract("I live in Berlin.", "I live in Paris.")
+    assert [c.triples[0].object for c in found] == ["Berlin", "Paris"]
+
+
+def test_compound_sentences_are_split() -> None:
+    found = extract("I'm a teacher and I live in Lyon, but we use Linux.",
+                    "我是产品经理，我喜欢简洁的回答，另外我们用Go")
+    assert [c.content for c in found] == [
+        "The user is a teacher.", "The user lives in Lyon.", "The user's team uses Linux.",
+        "用户是产品经理。", "用户喜欢简洁的回答。", "用户的团队使用Go。",
+    ]
+
+
+def test_sentences_of_one_turn_keep_their_turn() -> None:
+    found = RuleExtractor().extract(
+        [turn("Thanks! I live in Rome. Do you know Rome? I love pasta.", "x", DAY2)])
+    assert [(c.content, c.source_turn_ids, c.valid_at) for c in found] == [
+        ("The user lives in Rome.", ["x"], DAY2), ("The user likes pasta.", ["x"], DAY2)]
+
+
+def test_joke_anywhere_in_the_turn_drops_the_whole_turn() -> None:
+    assert extract("I live in Rome. I'm a dragon, haha.") == []
+
+
+def test_objects_are_cleaned() -> None:
+    assert summary(only("I like tea too."))[3] == "tea"
+    assert summary(only("I like tea because it is warm."))[3] == "tea"
+    assert summary(only("Our production servers now run Alpine, these days."))[3] == "Alpine"
+    assert summary(only("I’m a doctor."))[0] == "The user is a doctor."  # curly apostrophe
+
+
+def test_overlong_or_too_short_results_are_rejected() -> None:
+    assert extract("I like " + "very " * 20 + "long things.") == []
+    assert extract("记住I!") == []
+
+
+def test_rule_table_is_data() -> None:
+    assert isinstance(RULES, tuple) and len(RULES) >= 20
+    predicates = {"role", "name", "lives_in", "works_at", "production_environment",
+                  "reply_language", "answer_style", "likes", "dislikes", "cares_about", "uses",
+                  "prefers", "remembers"}
+    assert {rule.predicate for rule in RULES} == predicates
+    assert all(0.85 <= rule.confidence <= 0.95 for rule in RULES)

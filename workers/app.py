@@ -1,0 +1,41 @@
+"""The Celery app. ``celery -A workers.app worker`` and ``memq worker`` both start it."""
+
+from __future__ import annotations
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+from workers import wiring
+
+QUEUES = ("memq.extract", "memq.store")
+
+
+def create_app() -> Celery:
+    s = wiring.settings()
+    app = Celery("memq", include=["workers.tasks"])
+    app.conf.update(
+        broker_url=s.redis_url,
+        task_ignore_result=True,  # completion is tracked in Redis by memq itself
+        result_backend=None,
+        task_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,  # a task is acknowledged after it ran...
+        task_reject_on_worker_lost=True,  # ...and redelivered if its worker died
+        worker_prefetch_multiplier=1,
+        # Longer than the longest task: a reserved, unacknowledged task is redelivered after it.
+        broker_transport_options={"visibility_timeout": 3600},
+        task_default_queue="memq.store",
+        task_routes={"memq.extract": {"queue": "memq.extract"}},
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+    )
+    return app
+
+
+app = create_app()
+
+
+@worker_process_init.connect
+def _init_process(**_: object) -> None:
+    wiring.configure_logging()

@@ -1,0 +1,192 @@
+"""``memq``: the commands people type. Thin: parse, call, print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from schemas import IngestBatch, StoredMemory
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def cmd_schema(_: argparse.Namespace) -> int:
+    _print_json(IngestBatch.model_json_schema())
+    return 0
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    from workers.client import enqueue, parse_lines  # noqa: PLC0415
+
+    if args.file == "-":
+        batches, errors = parse_lines(sys.stdin)
+    else:
+        with open(args.file, encoding="utf-8") as fh:
+            batches, errors = parse_lines(fh)
+    for err in errors:
+        print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr)
+    for pub in enqueue(batches):
+        print(f"published {pub.turns} turn(s) of user {pub.user_id} session {pub.session_id} "
+              f"as {pub.batch_id} (delivery {pub.delivery_id})")
+    return 1 if errors else 0
+
+
+def _celery(kind: str, extra: Sequence[str]) -> int:
+    from workers.app import QUEUES  # noqa: PLC0415
+
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", kind, "--loglevel=INFO"]
+    if kind == "worker":
+        argv += ["-Q", ",".join(QUEUES)]
+    os.execv(sys.executable, [*argv, *extra])
+    return 0  # not reached
+
+
+def cmd_wait(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    coord = wiring.coord()
+    done = coord.wait(args.timeout)
+    dead = len(coord.dead_letters())
+    if not done:
+        print(f"timed out after {args.timeout:g}s: {coord.inflight()} batch(es) still in flight",
+              file=sys.stderr)
+        return 1
+    print(f"all enqueued batches done ({dead} in the dead-letter queue)")
+    return 0
+
+
+def _memory_row(m: StoredMemory) -> str:
+    until = f" until {m.invalid_at:%Y-%m-%d %H:%M}" if m.invalid_at else ""
+    return (f"{m.status:<10} {m.kind:<11} {m.confidence:.2f}  {m.valid_at:%Y-%m-%d %H:%M}{until}"
+            f"  {m.content}  [{m.id}]")
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    found = wiring.chroma().memories(args.user, include_inactive=args.all)
+    if args.json:
+        _print_json([m.model_dump(mode="json") for m in found])
+    else:
+        for m in found:
+            print(_memory_row(m))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    entries = wiring.graph().audit(args.user, args.memory)
+    if args.json:
+        _print_json([e.model_dump(mode="json") for e in entries])
+        return 0
+    for e in entries:
+        print(f"{e.at:%Y-%m-%d %H:%M:%S} {e.operation:<15} {e.memory_id}  turns={e.source_turn_ids}"
+              f"  {e.reason}")
+    return 0
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    rows = wiring.graph().facts(args.user)
+    if args.json:
+        _print_json(rows)
+        return 0
+    for r in rows:
+        state = "current" if r["invalid_at"] is None and r["expired_at"] is None else "closed"
+        print(f"{state:<8} ({r['subject']}) -[{r['predicate']}]-> ({r['object']})"
+              f"  valid {r['valid_at']:%Y-%m-%d} .. {r['invalid_at'] or ''}")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    embedder, stores = wiring.embedder(), wiring.chroma()
+    vector = embedder.embed([args.query])[0]
+    hits = stores.search_memories(args.user, vector, embedder.model_id, args.k)
+    hits += stores.search(args.user, vector, embedder.model_id, args.k)
+    hits = sorted(hits, key=lambda h: -h.score)[: args.k]
+    if args.json:
+        _print_json([asdict(h) for h in hits])
+        return 0
+    for h in hits:
+        print(f"{h.score:.3f} {h.type:<7} {h.event_at:%Y-%m-%d %H:%M} {h.content}  [{h.id}]")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    chroma_n = wiring.chroma().delete_user(args.user)
+    graph_n = wiring.graph().delete_user(args.user)
+    wiring.coord().forget_user(args.user)
+    print(f"forgot user {args.user}: {chroma_n} Chroma records, {graph_n} Neo4j nodes")
+    return 0
+
+
+def cmd_deadletters(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+
+    dead = wiring.coord().dead_letters()
+    if args.json:
+        _print_json(dead)
+    else:
+        for d in dead:
+            print(f"{d['at']} {d['stage']} {d['delivery_id']}: {d['reason']}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memq", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("schema", help="print the ingest JSON Schema").set_defaults(fn=cmd_schema)
+    p = sub.add_parser("enqueue", help="publish JSON Lines of turns (FILE or -)")
+    p.add_argument("file")
+    p.set_defaults(fn=cmd_enqueue)
+    sub.add_parser("worker", help="start a Celery worker (extra args go to celery)")
+    sub.add_parser("beat", help="start the Celery beat scheduler")
+    p = sub.add_parser("wait", help="return when everything enqueued has gone through")
+    p.add_argument("--timeout", type=float, default=300.0)
+    p.set_defaults(fn=cmd_wait)
+    for name, fn in (("memories", cmd_memories), ("audit", cmd_audit), ("facts", cmd_facts),
+                     ("search", cmd_search), ("forget", cmd_forget)):
+        p = sub.add_parser(name)
+        p.add_argument("--user", required=True)
+        if name != "forget":
+            p.add_argument("--json", action="store_true")
+        p.set_defaults(fn=fn)
+        if name == "memories":
+            p.add_argument("--all", action="store_true", help="superseded and archived too")
+        if name == "audit":
+            p.add_argument("--memory")
+        if name == "search":
+            p.add_argument("--k", type=int, default=10)
+            p.add_argument("query")
+    p = sub.add_parser("deadletters", help="list the dead-letter queue with reasons")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_deadletters)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("worker", "beat"):
+        return _celery(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    from workers import wiring  # noqa: PLC0415
+
+    wiring.configure_logging(os.environ.get("MEMQ_LOG_LEVEL", "WARNING"))
+    return int(args.fn(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""The chain, one thin task per stage: validate -> call pipeline.service -> return the payload.
+
+    memq.extract -> memq.dedupe -> memq.merge -> memq.upsert_chroma -> memq.upsert_graph
+
+The payload is a JSON dict: ``delivery_id``, ``batch`` (the IngestBatch), then what each
+stage adds. Transient errors retry with exponential backoff; anything else, or retries run
+out, goes to the dead-letter list with the reason (``Stage.on_failure``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from celery import Task
+from pydantic import ValidationError
+
+from pipeline import service
+from pipeline.errors import InvalidMessage, TransientError
+from pipeline.merge import BatchContext, Plan, Prepared
+from schemas import CandidateMemory, IngestBatch
+from workers import wiring
+from workers.app import app
+
+log = structlog.get_logger(__name__)
+Payload = dict[str, Any]
+
+
+class LockBusy(TransientError):
+    """Another delivery of this user holds the lock: wait, without counting as a failure."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _backoff(attempt: int) -> float:
+    return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
+
+
+class Stage(Task):  # type: ignore[misc]
+    abstract = True
+    max_retries = None  # counted by ``guard``: transient failures and lock waits apart
+    acks_late = True
+    reject_on_worker_lost = True
+
+    @contextmanager
+    def guard(self, payload: Payload, lock_waits: int = 0) -> Iterator[None]:
+        structlog.contextvars.clear_contextvars()
+        batch = payload.get("batch") or {}
+        structlog.contextvars.bind_contextvars(
+            stage=self.name, delivery_id=payload.get("delivery_id"),
+            user_id=batch.get("user_id"), session_id=batch.get("session_id"))
+        try:
+            yield
+        except LockBusy as exc:
+            raise self.retry(exc=exc, countdown=random.uniform(0.05, 0.4),
+                             kwargs={"lock_waits": lock_waits + 1}) from exc
+        except TransientError as exc:
+            attempt = self.request.retries - lock_waits
+            if attempt >= wiring.settings().task_retries:
+                raise
+            log.warning("transient error, retrying", attempt=attempt, error=str(exc))
+            raise self.retry(exc=exc, countdown=_backoff(attempt),
+                             kwargs={"lock_waits": lock_waits}) from exc
+
+    def on_failure(self, exc: BaseException, task_id: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any], einfo: Any) -> None:
+        payload: Payload = args[0] if args and isinstance(args[0], dict) else {}
+        delivery_id = str(payload.get("delivery_id") or task_id)
+        reason = f"{type(exc).__name__}: {exc}"
+        coord = wiring.coord()
+        coord.dead_letter(delivery_id, self.name, reason, {"batch": payload.get("batch")})
+        user_id = (payload.get("batch") or {}).get("user_id")
+        if user_id:
+            coord.release(user_id, delivery_id)
+        log.error("dead-lettered", stage=self.name, delivery_id=delivery_id, reason=reason)
+
+
+def _batch(payload: Payload) -> IngestBatch:
+    try:
+        return IngestBatch.model_validate(payload["batch"])
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise InvalidMessage(f"not an IngestBatch v1: {exc}") from exc
+
+
+def _holding_lock(payload: Payload, batch: IngestBatch) -> None:
+    s = wiring.settings()
+    coord, token = wiring.coord(), payload["delivery_id"]
+    # A lease that ran out (a stalled stage) is taken again before the stores are touched.
+    if not coord.renew(batch.user_id, token, s.lock_lease_s) and not coord.acquire(
+        batch.user_id, token, s.lock_lease_s
+    ):
+        raise LockBusy(f"lock of user {batch.user_id} lost and held by another delivery")
+
+
+@app.task(bind=True, base=Stage, name="memq.extract")
+def extract(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
+    with self.guard(payload, lock_waits):
+        batch = _batch(payload)
+        fresh = wiring.coord().unprocessed(batch.user_id, [t.turn_id for t in batch.turns])
+        turns = [t for t in batch.turns if t.turn_id in fresh]
+        if not turns:
+            log.info("every turn processed before; nothing to do", turns=len(batch.turns))
+            return {**payload, "skip": True}
+        batch = batch.model_copy(update={"turns": turns})
+        s = wiring.settings()
+        out = service.extract(wiring.ports(), batch, turns, thresholds=s.thresholds(), now=_now())
+        log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
+                 candidates=len(out.candidates), below_gate=out.below_gate)
+        return {**payload, "batch": batch.model_dump(mode="json"),
+                "candidates": [c.model_dump(mode="json") for c in out.candidates],
+                "vectors": out.vectors}
+
+
+@app.task(bind=True, base=Stage, name="memq.dedupe")
+def dedupe(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
+    with self.guard(payload, lock_waits):
+        if payload.get("skip"):
+            return payload
+        batch = _batch(payload)
+        s = wiring.settings()
+        if not wiring.coord().acquire(batch.user_id, payload["delivery_id"], s.lock_lease_s):
+            raise LockBusy(f"user {batch.user_id} is being merged by another delivery")
+        if wiring.coord().load_plan(batch.batch_id) is not None:
+            return {**payload, "prepared": None}  # planned before: merge reuses that plan
+        candidates = [CandidateMemory.model_validate(c) for c in payload["candidates"]]
+        prepared = service.prepare(wiring.ports(), batch.user_id, candidates, payload["vectors"],
+                                   thresholds=s.thresholds(), predicates=wiring.predicates())
+        return {**payload, "vectors": None,
+                "prepared": [p.model_dump(mode="json") for p in prepared]}
+
+
+@app.task(bind=True, base=Stage, name="memq.merge")
+def merge(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
+    with self.guard(payload, lock_waits):
+        if payload.get("skip"):
+            return payload
+        batch = _batch(payload)
+        _holding_lock(payload, batch)
+        coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
+        cached = coord.load_plan(batch.batch_id)
+        if cached is None:
+            ctx = BatchContext(user_id=batch.user_id, batch_id=batch.batch_id,
+                               model_id=ports.embedder.model_id, extractor=ports.extractor.name,
+                               prompt_version=ports.extractor.prompt_version, now=_now())
+            prepared = [Prepared.model_validate(p) for p in payload["prepared"] or []]
+            plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
+                                 predicates=wiring.predicates())
+            plan_json = plan.model_dump_json()
+            cached = coord.save_plan(batch.batch_id, plan_json, s.plan_ttl_s)
+            if cached != plan_json:
+                log.info("another delivery planned this batch first; using its plan")
+        plan = Plan.model_validate_json(cached)
+        ops: dict[str, int] = {}
+        for entry in plan.audit:
+            ops[entry.operation] = ops.get(entry.operation, 0) + 1
+        log.info("planned", writes=len(plan.writes), **ops)
+        return {**payload, "prepared": None, "candidates": None, "plan_batch_id": batch.batch_id}
+
+
+def _plan(payload: Payload) -> Plan:
+    cached = wiring.coord().load_plan(payload["plan_batch_id"])
+    if cached is None:
+        raise InvalidMessage(f"plan {payload['plan_batch_id']} expired before it was applied")
+    return Plan.model_validate_json(cached)
+
+
+@app.task(bind=True, base=Stage, name="memq.upsert_chroma")
+def upsert_chroma(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
+    with self.guard(payload, lock_waits):
+        if payload.get("skip"):
+            return payload
+        _holding_lock(payload, _batch(payload))
+        service.upsert_vectors(wiring.ports(), _plan(payload))
+        return payload
+
+
+@app.task(bind=True, base=Stage, name="memq.upsert_graph")
+def upsert_graph(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
+    with self.guard(payload, lock_waits):
+        coord = wiring.coord()
+        if not payload.get("skip"):
+            batch = _batch(payload)
+            _holding_lock(payload, batch)
+            plan = _plan(payload)
+            service.upsert_graph(wiring.ports(), plan, plan.audit[0].at if plan.audit else _now())
+            coord.mark_processed(batch.user_id, [t.turn_id for t in batch.turns])
+            coord.release(batch.user_id, payload["delivery_id"])
+            log.info("stored", writes=len(plan.writes), audit=len(plan.audit))
+        coord.finish(payload["delivery_id"])
+        return {"delivery_id": payload["delivery_id"], "done": True}

@@ -1,0 +1,106 @@
+"""Settings -> adapters, in one place. Built lazily, once per worker process (the ONNX
+session and the Neo4j driver must not cross a fork)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from functools import cache
+
+import structlog
+
+from pipeline.adapters.chroma import ChromaStores
+from pipeline.adapters.neo4j.store import Neo4jGraph
+from pipeline.merge import OfflineJudge
+from pipeline.ports import Embedder, Extractor, Judge
+from pipeline.predicates import Predicates
+from pipeline.service import Ports
+from workers.coord import Coord
+from workers.settings import Settings, load
+
+
+@cache
+def settings() -> Settings:
+    return load()
+
+
+@cache
+def coord() -> Coord:
+    return Coord.from_url(settings().redis_url)
+
+
+@cache
+def predicates() -> Predicates:
+    return Predicates.default()
+
+
+def _embedder(s: Settings) -> Embedder:
+    if s.embedder == "openai":
+        from pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+
+        return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
+                              model=s.embed_model)
+    from pipeline.adapters.embed_local import LocalEmbedder  # noqa: PLC0415
+
+    return LocalEmbedder()
+
+
+def _llm(s: Settings) -> tuple[Extractor, Judge]:
+    if not s.llm_enabled:
+        from pipeline.rules import RuleExtractor  # noqa: PLC0415
+
+        return RuleExtractor(), OfflineJudge()
+    from pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge  # noqa: PLC0415
+
+    assert s.llm_base_url and s.llm_model  # llm_enabled
+    chat = OpenAIChat(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
+                      model=s.llm_model, timeout_s=s.llm_timeout_s, max_attempts=s.llm_attempts)
+    return OpenAIExtractor(chat), OpenAIJudge(chat)
+
+
+@cache
+def graph() -> Neo4jGraph:
+    s = settings()
+    auth = None
+    if s.neo4j_user and s.neo4j_password:
+        auth = (s.neo4j_user, s.neo4j_password.get_secret_value())
+    return Neo4jGraph(s.neo4j_uri, auth=auth, database=s.neo4j_database)
+
+
+@cache
+def chroma() -> ChromaStores:
+    s = settings()
+    return ChromaStores.connect(s.chroma_host, s.chroma_port)
+
+
+@cache
+def embedder() -> Embedder:
+    return _embedder(settings())
+
+
+@cache
+def ports() -> Ports:
+    extractor, judge = _llm(settings())
+    stores = chroma()
+    return Ports(embedder=embedder(), extractor=extractor, judge=judge, memories=stores,
+                 episodes=stores, graph=graph())
+
+
+def configure_logging(level: str = "INFO", *, json_logs: bool = False) -> None:
+    """structlog with context variables: every task binds delivery, batch and user ids."""
+    logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level)
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer() if json_logs
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        cache_logger_on_first_use=True,
+    )
