@@ -1,0 +1,114 @@
+"""The write pipeline end to end on real Redis, Neo4j, Chroma and a real worker process."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+import redis
+from conftest import REDIS_URL, demo_lines, memq, memq_json, wait_done
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
+
+
+def _state(user: str) -> tuple[list[dict], list[dict], int]:
+    memories = memq_json("memories", "--user", user, "--all")
+    audit = memq_json("audit", "--user", user)
+    episodes = [h for h in memq_json("search", "--user", user, "--k", "50", "production")
+                if h["type"] == "episode"]
+    return memories, audit, len(episodes)
+
+
+def test_demo_outcome(user_id: str) -> None:
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    memories = memq_json("memories", "--user", user_id, "--all")
+    by_content = {m["content"]: m for m in memories}
+    ubuntu = by_content["The user's production environment is Ubuntu 22.04."]
+    centos = by_content["The user's production environment is CentOS 7."]
+    assert ubuntu["status"] == "current"
+    assert centos["status"] == "superseded"
+    assert centos["superseded_by"] == ubuntu["id"]
+    assert centos["invalid_at"] == ubuntu["valid_at"]
+    assert by_content["The user is a product manager."]["status"] == "current"
+    assert by_content["用户喜欢简洁的回答。"]["status"] == "current"
+    assert not [m for m in memories if "cat" in m["content"] or "cardboard" in m["content"]]
+    assert len(memories) == 5
+
+    trail = memq_json("audit", "--user", user_id, "--memory", centos["id"])
+    supersede = [e for e in trail if e["operation"] == "supersede"]
+    assert len(supersede) == 1
+    assert supersede[0]["source_turn_ids"] == ["d2-t1"]
+    assert supersede[0]["before"]["status"] == "current"
+    assert supersede[0]["after"]["status"] == "superseded"
+
+    facts = memq_json("facts", "--user", user_id)
+    prod = {f["object"]: f for f in facts if f["predicate"] == "production_environment"}
+    assert prod["Ubuntu 22.04"]["invalid_at"] is None
+    assert prod["CentOS 7"]["invalid_at"] is not None
+    assert prod["CentOS 7"]["expired_at"] is not None
+
+
+def test_same_jsonl_twice_changes_nothing(user_id: str) -> None:
+    lines = demo_lines(user_id)
+    memq("enqueue", "-", stdin=lines)
+    wait_done()
+    before = _state(user_id)
+    assert before[2] == 8  # every turn is an episode, the assistant's and the joke too
+    memq("enqueue", "-", stdin=lines)
+    memq("enqueue", "-", stdin=lines)
+    wait_done()
+    assert _state(user_id) == before
+
+
+def test_users_are_isolated(user_id: str) -> None:
+    other = f"t-{uuid.uuid4().hex[:12]}"
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    mine = json.dumps({"user_id": other, "session_id": "s1", "turn_id": "x1", "role": "user",
+                       "content": "Our production servers run Debian 12.",
+                       "timestamp": "2026-11-03T08:00:00+00:00"})
+    memq("enqueue", "-", stdin=mine + "\n")
+    wait_done()
+    theirs = memq_json("memories", "--user", other, "--all")
+    assert [m["content"] for m in theirs] == ["The user's production environment is Debian 12."]
+    # Debian 12 did not supersede anything of the first user, and no search crosses over.
+    assert all(m["user_id"] == user_id for m in memq_json("memories", "--user", user_id, "--all"))
+    hits = memq_json("search", "--user", other, "--k", "20", "production environment")
+    assert hits and all("Debian" in h["content"] for h in hits)
+
+
+def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
+    good = json.dumps({"user_id": user_id, "session_id": "s1", "turn_id": "g1", "role": "user",
+                       "content": "I live in Lisbon.", "timestamp": "2026-11-03T08:00:00Z"})
+    no_time = json.dumps({"user_id": user_id, "session_id": "s1", "turn_id": "g2",
+                          "role": "user", "content": "I live in Porto."})
+    bad_role = json.dumps({"user_id": user_id, "session_id": "s1", "turn_id": "g3",
+                           "role": "robot", "content": "hi", "timestamp": "2026-11-03T08:00Z"})
+    res = memq("enqueue", "-", stdin="\n".join([good, "{not json", no_time, bad_role]) + "\n",
+               check=False)
+    assert res.returncode == 1
+    assert "line 2: rejected: not JSON" in res.stderr
+    assert "line 3: rejected: timestamp" in res.stderr
+    assert "line 4: rejected: role" in res.stderr
+    assert "published 1 turn(s)" in res.stdout
+    wait_done()
+    contents = [m["content"] for m in memq_json("memories", "--user", user_id)]
+    assert contents == ["The user lives in Lisbon."]
+
+
+def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
+    from workers import tasks  # the real task, published the way enqueue publishes
+
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    delivery = uuid.uuid4().hex
+    bad = {"schema_version": "99", "user_id": user_id, "session_id": "s", "turns": []}
+    r.sadd("memq:inflight", delivery)
+    tasks.app.conf.broker_url = REDIS_URL
+    tasks.extract.apply_async(({"delivery_id": delivery, "batch": bad},))
+    wait_done(60)
+    dead = [d for d in memq_json("deadletters") if d["delivery_id"] == delivery]
+    assert len(dead) == 1
+    assert dead[0]["stage"] == "memq.extract"
+    assert dead[0]["reason"].startswith("InvalidMessage: not an IngestBatch v1")
+    assert dead[0]["message"]["batch"] == bad

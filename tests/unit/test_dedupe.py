@@ -1,0 +1,82 @@
+"""Similarity bands, cosine, and the embedding-model guard."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pipeline.dedupe import Closeness, best_match, classify, cosine, require_same_model
+from pipeline.errors import ModelMismatchError, PermanentError
+from pipeline.policy import Thresholds
+
+DEFAULT = Thresholds()
+
+
+@pytest.mark.parametrize(
+    ("similarity", "expected"),
+    [
+        (1.0, Closeness.DUPLICATE),
+        (0.95, Closeness.DUPLICATE),
+        (0.9499, Closeness.AMBIGUOUS),
+        (0.92, Closeness.AMBIGUOUS),
+        (0.9199, Closeness.DISTINCT),
+        (0.0, Closeness.DISTINCT),
+        (-1.0, Closeness.DISTINCT),
+    ],
+)
+def test_classify_band_edges(similarity: float, expected: Closeness) -> None:
+    assert classify(similarity, DEFAULT) is expected
+
+
+def test_classify_uses_given_thresholds() -> None:
+    strict = Thresholds(duplicate=0.99, ambiguous=0.97)
+    assert classify(0.98, strict) is Closeness.AMBIGUOUS
+    assert classify(0.96, strict) is Closeness.DISTINCT
+    no_band = Thresholds(duplicate=0.9, ambiguous=0.9)
+    assert classify(0.9, no_band) is Closeness.DUPLICATE
+    assert classify(0.8999, no_band) is Closeness.DISTINCT
+
+
+def test_thresholds_validated() -> None:
+    with pytest.raises(ValueError, match="ambiguous <= duplicate"):
+        Thresholds(duplicate=0.9, ambiguous=0.95)
+    with pytest.raises(ValueError, match="min_confidence"):
+        Thresholds(min_confidence=1.5)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ([1, 0, 0], [1, 0, 0], 1.0),
+        ([1, 0, 0], [0, 1, 0], 0.0),
+        ([1, 0, 0], [-1, 0, 0], -1.0),
+        ([1, 1, 0], [1, 0, 0], 1 / math.sqrt(2)),
+        ([3, 4], [6, 8], 1.0),  # scale does not matter
+        ([0, 0, 0], [1, 0, 0], 0.0),  # zero vector: no direction, no similarity
+    ],
+)
+def test_cosine(a: list[float], b: list[float], expected: float) -> None:
+    assert cosine(a, b) == pytest.approx(expected)
+    assert isinstance(cosine(a, b), float)
+
+
+def test_best_match() -> None:
+    others = [("x", [0.0, 1.0]), ("y", [1.0, 0.1]), ("z", [1.0, 1.0])]
+    key, sim = best_match([1.0, 0.0], others) or ("", 0.0)
+    assert key == "y"
+    assert sim == pytest.approx(1 / math.sqrt(1.01))
+    assert best_match([1.0, 0.0], []) is None
+
+
+def test_same_model_passes() -> None:
+    require_same_model("all-MiniLM-L6-v2", "all-MiniLM-L6-v2")  # no error
+
+
+def test_model_mismatch_names_both_models() -> None:
+    with pytest.raises(ModelMismatchError) as exc:
+        require_same_model("all-MiniLM-L6-v2", "text-embedding-3-small")
+    message = str(exc.value)
+    assert "'all-MiniLM-L6-v2'" in message
+    assert "'text-embedding-3-small'" in message
+    assert isinstance(exc.value, PermanentError)  # dead-lettered, never retried
