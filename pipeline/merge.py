@@ -120,19 +120,25 @@ class _Planner:
 
     # -- recording ------------------------------------------------------------------------
     def _put(self, memory: StoredMemory, vector: Vector | None) -> None:
+        """Record a memory's new state. A vector of None keeps the one recorded earlier in this
+        batch only while the content is unchanged; new content without a vector gets embedded."""
+        prior = self.state.get(memory.id)
         self.state[memory.id] = memory
-        if vector is not None or memory.id not in self.vectors:
+        same_text = prior is not None and prior.content == memory.content
+        if vector is not None or not same_text:
             self.vectors[memory.id] = vector
 
     def _log(self, op: Operation, memory_id: str, cand: CandidateMemory, reason: str,
-             before: StoredMemory | None, after: StoredMemory | None) -> None:
+             before: StoredMemory | None, after: StoredMemory | None,
+             turns: Sequence[str] | None = None) -> None:
         ctx = self.ctx
         self.audit.append(AuditEntry(
             id=ids.audit_id(ctx.batch_id, memory_id, f"{op}:{ids.content_hash(cand.content)}"),
             user_id=ctx.user_id, memory_id=memory_id, operation=op,
             before=_snapshot(before) if before else None,
             after=_snapshot(after) if after else {"candidate": cand.model_dump(mode="json")},
-            reason=reason, source_turn_ids=list(cand.source_turn_ids), batch_id=ctx.batch_id,
+            reason=reason, source_turn_ids=list(turns or cand.source_turn_ids),
+            batch_id=ctx.batch_id,
             extractor=ctx.extractor, prompt_version=ctx.prompt_version, at=ctx.now,
         ))
 
@@ -185,9 +191,12 @@ class _Planner:
             late = self._new_memory(cand, status=Status.SUPERSEDED,
                                     invalid_at=newest_old.valid_at, superseded_by=newest_old.id)
             self._put(late, p.vector)
-            self._log(Operation.ADD, late.id, cand,
-                      f"late arrival, kept as history: {why}; the current memory "
-                      f"{newest_old.id} is newer by event time", None, late)
+            self._log(Operation.ADD, late.id, cand, f"late arrival, kept as history: {why}",
+                      None, late)
+            # The same trail as if it had arrived in order: superseded by the newer turns.
+            self._log(Operation.SUPERSEDE, late.id, cand,
+                      f"conflict, newer by event time wins: {why}; current memory "
+                      f"{newest_old.id}", None, late, turns=newest_old.source_turn_ids)
             return
         memory = self.add(p, f"new fact replacing {len(olds)} older one(s): {why}")
         for old in olds:
@@ -208,9 +217,12 @@ class _Planner:
         pool = self._pool(p)
         top, sim = pool[0] if pool else (None, 0.0)
         closeness = classify(sim, self.thresholds)
-        if top is not None and closeness is Closeness.DUPLICATE:
-            self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
-            return
+        if top is not None and closeness is not Closeness.DISTINCT and set(
+            cand.source_turn_ids
+        ) <= set(top.source_turn_ids):
+            return  # folded into that memory before (a refinement): redelivery, no change
+        # Slots first: "prod is Ubuntu 22.04" vs "... 24.04" are worded alike (similarity
+        # ~0.96) yet state different values of a single-valued fact.
         same, others = self._slot_conflicts(p)
         if others:
             pairs = ", ".join(f"{t.predicate}: {h.object!r} -> {t.object!r}"
@@ -220,6 +232,9 @@ class _Planner:
             return
         if same is not None:
             self.drop(p, same, "duplicate: states the same single-valued fact")
+            return
+        if top is not None and closeness is Closeness.DUPLICATE:
+            self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
             return
         if top is not None and closeness is Closeness.AMBIGUOUS:
             judgement = self.judge.judge(cand, top)

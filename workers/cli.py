@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from schemas import IngestBatch, StoredMemory
@@ -71,7 +72,12 @@ def _memory_row(m: StoredMemory) -> str:
 def cmd_memories(args: argparse.Namespace) -> int:
     from workers import wiring  # noqa: PLC0415
 
-    found = wiring.chroma().memories(args.user, include_inactive=args.all)
+    as_of = None
+    if args.as_of:
+        as_of = datetime.fromisoformat(args.as_of)
+        if as_of.tzinfo is None:
+            raise SystemExit("memq: --as-of needs a time zone, e.g. 2026-11-01T12:00:00Z")
+    found = wiring.chroma().memories(args.user, include_inactive=args.all, as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
     else:
@@ -166,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
         if name == "memories":
             p.add_argument("--all", action="store_true", help="superseded and archived too")
+            p.add_argument("--as-of", help="what was true at this time (ISO 8601 with zone)")
         if name == "audit":
             p.add_argument("--memory")
         if name == "search":

@@ -17,6 +17,8 @@ from pydantic import ValidationError
 
 from schemas import IngestBatch, Turn, TurnLine
 
+MAX_BATCH_TURNS = 500
+
 
 @dataclass(frozen=True)
 class LineError:
@@ -56,8 +58,12 @@ def parse_lines(lines: Iterable[str]) -> tuple[list[IngestBatch], list[LineError
             errors.append(LineError(number, f"turn_id {line.turn_id!r} repeated, other content"))
             continue
         turns[line.turn_id] = line.turn()
-    batches = [IngestBatch(user_id=u, session_id=s, turns=list(t.values()))
-               for (u, s), t in groups.items()]
+    batches = []
+    for (user_id, session_id), turns in groups.items():
+        ordered = sorted(turns.values(), key=lambda t: (t.timestamp, t.turn_id))
+        for start in range(0, len(ordered), MAX_BATCH_TURNS):  # long sessions: several batches
+            batches.append(IngestBatch(user_id=user_id, session_id=session_id,
+                                       turns=ordered[start : start + MAX_BATCH_TURNS]))
     return batches, errors
 
 

@@ -152,8 +152,17 @@ class ChromaStores:
         return [memory_from(i, d, m) for i, d, m in
                 zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
 
-    def memories(self, user_id: str, *, include_inactive: bool) -> list[StoredMemory]:
-        where = _user(user_id) if include_inactive else _user(user_id, {"status": "current"})
+    def memories(self, user_id: str, *, include_inactive: bool,
+                 as_of: datetime | None = None) -> list[StoredMemory]:
+        """The user's memories; ``as_of``: those true at that world time, as known now."""
+        if as_of is not None:
+            t = as_of.timestamp()
+            where = _user(user_id, {"status": {"$ne": "archived"}}, {"valid_at": {"$lte": t}},
+                          {"$or": [{"invalid_at": {"$lt": 0}}, {"invalid_at": {"$gt": t}}]})
+        elif include_inactive:
+            where = _user(user_id)
+        else:
+            where = _user(user_id, {"status": "current"})
         res = self._call(MEMORIES, lambda c: c.get(where=where, include=["documents",
                                                                          "metadatas"]))
         found = [memory_from(i, d, m) for i, d, m in

@@ -43,6 +43,12 @@ def test_demo_outcome(user_id: str) -> None:
     assert supersede[0]["before"]["status"] == "current"
     assert supersede[0]["after"]["status"] == "superseded"
 
+    # What was true on day 1, as known now: CentOS, not Ubuntu.
+    day1 = [m["content"] for m in memq_json("memories", "--user", user_id,
+                                            "--as-of", "2026-11-01T12:00:00Z")]
+    assert "The user's production environment is CentOS 7." in day1
+    assert "The user's production environment is Ubuntu 22.04." not in day1
+
     facts = memq_json("facts", "--user", user_id)
     prod = {f["object"]: f for f in facts if f["predicate"] == "production_environment"}
     assert prod["Ubuntu 22.04"]["invalid_at"] is None
