@@ -40,8 +40,10 @@ def test_demo_outcome(user_id: str) -> None:
     supersede = [e for e in trail if e["operation"] == "supersede"]
     assert len(supersede) == 1
     assert supersede[0]["source_turn_ids"] == ["d2-t1"]
-    assert supersede[0]["before"]["status"] == "current"
     assert supersede[0]["after"]["status"] == "superseded"
+    # Two workers may take day 2 before day 1: then CentOS arrives late, is stored as history
+    # and was never current in the store (before=None). Either way the trail is the same.
+    assert supersede[0]["before"] is None or supersede[0]["before"]["status"] == "current"
 
     # What was true on day 1, as known now: CentOS, not Ubuntu.
     day1 = [m["content"] for m in memq_json("memories", "--user", user_id,
