@@ -42,7 +42,7 @@ class Extraction:
 
 
 def fold_exact_duplicates(candidates: Sequence[CandidateMemory]) -> list[CandidateMemory]:
-    """Same sentence twice in one batch: one candidate, all source turns, the latest time."""
+    """Same sentence twice in one batch: one candidate, all source turns, the earliest time."""
     by_hash: dict[str, CandidateMemory] = {}
     for cand in candidates:
         key = content_hash(cand.content)
@@ -54,7 +54,7 @@ def fold_exact_duplicates(candidates: Sequence[CandidateMemory]) -> list[Candida
         by_hash[key] = prior.model_copy(
             update={
                 "source_turn_ids": turns,
-                "valid_at": max(prior.valid_at, cand.valid_at),
+                "valid_at": min(prior.valid_at, cand.valid_at),  # holds from the first
                 "confidence": max(prior.confidence, cand.confidence),
                 "importance": max(prior.importance, cand.importance),
             }

@@ -19,7 +19,8 @@ from pipeline.dedupe import Closeness, classify, cosine
 from pipeline.policy import Thresholds
 from pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
 from pipeline.predicates import Predicates
-from schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory
+from pipeline.timeline import Action, place
+from schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory, Triple
 
 
 class Prepared(BaseModel):
@@ -97,26 +98,17 @@ class _Planner:
         pool += [(self.state[mid], cosine(p.vector, vec)) for mid, vec in self.added]
         return sorted(((m, s) for m, s in pool if m.is_current), key=lambda ms: -ms[1])
 
-    def _slot_conflicts(self, p: Prepared) -> tuple[StoredMemory | None, list[StoredMemory]]:
-        """(a current memory stating the same single-valued fact, those stating another)."""
+    def _slot(self, p: Prepared) -> tuple[Triple, list[StoredMemory]] | None:
+        """The candidate's first single-valued triple and every memory on that slot's timeline
+        (as stored, overlaid with what this batch did)."""
+        triple = next((t for t in p.candidate.triples if self.predicates.is_single(t.predicate)),
+                      None)
+        if triple is None:
+            return None
         holders = {m.id: self._view(m) for m in p.slot_memories}
         holders.update({mid: self.state[mid] for mid, _ in self.added})
-        same: StoredMemory | None = None
-        other: list[StoredMemory] = []
-        for triple in p.candidate.triples:
-            if not self.predicates.is_single(triple.predicate):
-                continue
-            for memory in holders.values():
-                if not memory.is_current:
-                    continue
-                for held in memory.triples:
-                    if held.slot != triple.slot:
-                        continue
-                    if held.object.casefold() == triple.object.casefold():
-                        same = same or memory
-                    elif memory not in other:
-                        other.append(memory)
-        return same, other
+        return triple, [m for m in holders.values()
+                        if any(h.slot == triple.slot for h in m.triples)]
 
     # -- recording ------------------------------------------------------------------------
     def _put(self, memory: StoredMemory, vector: Vector | None) -> None:
@@ -183,30 +175,62 @@ class _Planner:
         self._log(Operation.UPDATE, existing.id, cand, f"refinement: {judgement.reason}",
                   existing, updated)
 
-    def conflict(self, p: Prepared, olds: list[StoredMemory], why: str) -> None:
+    def _close(self, p: Prepared, old: StoredMemory, successor: str, why: str) -> None:
+        closed = old.with_changes(status=Status.SUPERSEDED, invalid_at=p.candidate.valid_at,
+                                  superseded_by=successor, updated_at=self.ctx.now)
+        self._put(closed, None)
+        self._log(Operation.SUPERSEDE, old.id, p.candidate,
+                  f"conflict, newer by event time wins: {why}", old, closed)
+
+    def insert(self, p: Prepared, cut: StoredMemory | None, following: StoredMemory | None,
+               why: str) -> None:
+        """A new span at the candidate's event time: it closes ``cut`` and, when something
+        newer is already known (a late arrival), is itself history closed by ``following``."""
         cand = p.candidate
-        newest_old = max(olds, key=lambda m: m.valid_at)
-        if cand.valid_at < newest_old.valid_at:
-            # Late arrival: history, closed at the moment the newer fact became true.
-            late = self._new_memory(cand, status=Status.SUPERSEDED,
-                                    invalid_at=newest_old.valid_at, superseded_by=newest_old.id)
-            self._put(late, p.vector)
-            self._log(Operation.ADD, late.id, cand, f"late arrival, kept as history: {why}",
-                      None, late)
+        if following is None:
+            memory = self.add(p, f"new fact: {why}" if cut else "new memory")
+        else:
+            memory = self._new_memory(cand, status=Status.SUPERSEDED,
+                                      invalid_at=following.valid_at, superseded_by=following.id)
+            self._put(memory, p.vector)
+            self.added.append((memory.id, p.vector))
+            self._log(Operation.ADD, memory.id, cand, f"late arrival, kept as history: {why}",
+                      None, memory)
             # The same trail as if it had arrived in order: superseded by the newer turns.
-            self._log(Operation.SUPERSEDE, late.id, cand,
-                      f"conflict, newer by event time wins: {why}; current memory "
-                      f"{newest_old.id}", None, late, turns=newest_old.source_turn_ids)
-            return
-        memory = self.add(p, f"new fact replacing {len(olds)} older one(s): {why}")
-        for old in olds:
-            if old.valid_at > cand.valid_at:
-                continue
-            closed = old.with_changes(status=Status.SUPERSEDED, invalid_at=cand.valid_at,
-                                      superseded_by=memory.id, updated_at=self.ctx.now)
-            self._put(closed, None)
-            self._log(Operation.SUPERSEDE, old.id, cand,
-                      f"conflict, newer by event time wins: {why}", old, closed)
+            self._log(Operation.SUPERSEDE, memory.id, cand,
+                      f"conflict, newer by event time wins: {why}; followed by {following.id}",
+                      None, memory, turns=following.source_turn_ids)
+        if cut is not None:
+            self._close(p, cut, memory.id, why)
+
+    def extend(self, p: Prepared, target: StoredMemory, cut: StoredMemory | None,
+               why: str) -> None:
+        """Earlier evidence of a fact already known: it now holds from the earlier time."""
+        cand = p.candidate
+        moved = target.with_changes(
+            valid_at=cand.valid_at, updated_at=self.ctx.now,
+            source_turn_ids=list(dict.fromkeys([*cand.source_turn_ids,
+                                                *target.source_turn_ids])))
+        self._put(moved, None)
+        self._log(Operation.UPDATE, target.id, cand, f"earlier evidence of the same fact: {why}",
+                  target, moved)
+        if cut is not None:
+            self._close(p, cut, target.id, why)
+
+    def on_slot(self, p: Prepared, triple: Triple, timeline: list[StoredMemory]) -> None:
+        placement = place(timeline, triple, p.candidate.valid_at)
+        held = placement.cut or placement.target or placement.following
+        was = next((h.object for h in (held.triples if held else []) if h.slot == triple.slot),
+                   None)
+        why = f"{triple.predicate}: {was!r} -> {triple.object!r}"
+        if placement.action is Action.DUPLICATE and placement.target is not None:
+            self.drop(p, placement.target,
+                      f"duplicate: states the same single-valued fact ({triple.predicate} = "
+                      f"{triple.object!r})")
+        elif placement.action is Action.EXTEND and placement.target is not None:
+            self.extend(p, placement.target, placement.cut, why)
+        else:
+            self.insert(p, placement.cut, placement.following, why)
 
     def plan(self, p: Prepared) -> None:
         cand = p.candidate
@@ -223,15 +247,9 @@ class _Planner:
             return  # folded into that memory before (a refinement): redelivery, no change
         # Slots first: "prod is Ubuntu 22.04" vs "... 24.04" are worded alike (similarity
         # ~0.96) yet state different values of a single-valued fact.
-        same, others = self._slot_conflicts(p)
-        if others:
-            pairs = ", ".join(f"{t.predicate}: {h.object!r} -> {t.object!r}"
-                              for t in cand.triples for m in others for h in m.triples
-                              if h.slot == t.slot)
-            self.conflict(p, others, pairs)
-            return
-        if same is not None:
-            self.drop(p, same, "duplicate: states the same single-valued fact")
+        slot = self._slot(p)
+        if slot is not None and slot[1]:
+            self.on_slot(p, *slot)
             return
         if top is not None and closeness is Closeness.DUPLICATE:
             self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
@@ -245,7 +263,8 @@ class _Planner:
                 self.refine(p, top, judgement)
                 return
             if judgement.decision is Decision.CONFLICT:
-                self.conflict(p, [top], judgement.reason)
+                newer = p.candidate.valid_at >= top.valid_at
+                self.insert(p, top if newer else None, None if newer else top, judgement.reason)
                 return
         self.add(p, "new memory" if top is None else f"new memory (closest {sim:.3f})")
 

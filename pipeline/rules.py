@@ -23,7 +23,7 @@ Nothing from greetings, thanks, questions, hypotheticals ("if I were", 假如 �
 joke ("haha", 哈哈, 😂 …). Hedged sentences ("maybe", "I think", 可能 …) get
 :data:`HEDGED_CONFIDENCE`, under the downstream gate. English input gives "The user …."
 sentences, Chinese input "用户…。". One (kind, predicate, object) said twice is one candidate
-with every source turn id and the latest ``valid_at``.
+with every source turn id and the earliest ``valid_at`` (it holds from its first mention).
 """
 
 from __future__ import annotations
@@ -285,8 +285,8 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
 
 def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
     ids = old.source_turn_ids + [i for i in new.source_turn_ids if i not in old.source_turn_ids]
-    latest = new if new.valid_at >= old.valid_at else old
-    return latest.model_copy(update={"source_turn_ids": ids,
+    first = old if old.valid_at <= new.valid_at else new  # a fact holds from its first mention
+    return first.model_copy(update={"source_turn_ids": ids,
                                      "confidence": max(old.confidence, new.confidence)})
 
 

@@ -124,9 +124,16 @@ def dedupe(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
             return payload
         batch = _batch(payload)
         s = wiring.settings()
-        if not wiring.coord().acquire(batch.user_id, payload["delivery_id"], s.lock_lease_s):
+        coord = wiring.coord()
+        if not coord.acquire(batch.user_id, payload["delivery_id"], s.lock_lease_s):
             raise LockBusy(f"user {batch.user_id} is being merged by another delivery")
-        if wiring.coord().load_plan(batch.batch_id) is not None:
+        if not coord.unprocessed(batch.user_id, [t.turn_id for t in batch.turns]):
+            # Another delivery of the same turns finished while this one waited for the lock.
+            # Re-applying its plan now could undo what later batches changed: nothing to do.
+            coord.release(batch.user_id, payload["delivery_id"])
+            log.info("turns processed by another delivery meanwhile; nothing to do")
+            return {**payload, "skip": True}
+        if coord.load_plan(batch.batch_id) is not None:
             return {**payload, "prepared": None}  # planned before: merge reuses that plan
         candidates = [CandidateMemory.model_validate(c) for c in payload["candidates"]]
         prepared = service.prepare(wiring.ports(), batch.user_id, candidates, payload["vectors"],

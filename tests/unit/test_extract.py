@@ -98,7 +98,7 @@ def test_no_turns_no_chunks() -> None:
 
 # -- fold_exact_duplicates --------------------------------------------------------------------
 
-def test_fold_merges_turn_ids_and_keeps_latest_time() -> None:
+def test_fold_merges_turn_ids_and_keeps_earliest_time() -> None:
     folded = fold_exact_duplicates([
         cand("The user likes tea.", ["t1"], confidence=0.8, importance=0.6, minute=0),
         cand("the user  likes TEA", ["t3", "t1"], confidence=0.95, importance=0.2, minute=5),
@@ -107,7 +107,7 @@ def test_fold_merges_turn_ids_and_keeps_latest_time() -> None:
     (one,) = folded
     assert one.content == "The user likes tea."  # first wording kept
     assert one.source_turn_ids == ["t1", "t3"]
-    assert one.valid_at == T0 + timedelta(minutes=5)
+    assert one.valid_at == T0  # a fact holds from its first mention
     assert (one.confidence, one.importance) == (0.95, 0.6)
 
 
@@ -148,7 +148,7 @@ def test_extract_folds_duplicates_across_chunks() -> None:
     assert result.chunks == 2
     assert len(fake.calls) == 2
     assert [(c.source_turn_ids, c.valid_at) for c in result.kept] == [
-        (["a", "b"], T0 + timedelta(minutes=1))]
+        (["a", "b"], T0)]
 
 
 def test_extract_of_nothing_calls_nothing() -> None:

@@ -234,13 +234,13 @@ def test_assistant_and_other_roles_are_ignored() -> None:
     assert RuleExtractor().extract(turns) == []
 
 
-def test_duplicate_statement_merges_turn_ids_and_keeps_latest_valid_at() -> None:
+def test_duplicate_statement_merges_turn_ids_and_keeps_earliest_valid_at() -> None:
     later = DAY1 + timedelta(hours=1)
     turns = [turn("I like tea.", "b", later), turn("I really like tea!", "a", DAY1),
              turn("I like tea. I like tea.", "c", DAY2)]
     (candidate,) = RuleExtractor().extract(turns)
     assert candidate.source_turn_ids == ["a", "b", "c"]
-    assert candidate.valid_at == DAY2
+    assert candidate.valid_at == DAY1  # a fact holds from its first mention
     assert candidate.content == "The user likes tea."
 
 

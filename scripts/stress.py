@@ -1,0 +1,214 @@
+"""Stress run with a serial oracle (see scripts/stress). Prints one line per figure."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+SLOTS = {  # single-valued: values change, never come back
+    "production_environment": ("Our production servers run {}.",
+                               ["CentOS 7", "Ubuntu 22.04", "Debian 12", "Rocky Linux 9",
+                                "Alpine 3.19", "Fedora 40"]),
+    "lives_in": ("I live in {}.", ["Lisbon", "Porto", "Berlin", "Osaka", "Nairobi", "Quito"]),
+    "role": ("I'm a {}.", ["data engineer", "product manager", "staff engineer",
+                           "designer", "researcher"]),
+    "works_at": ("I work at {}.", ["Initech", "Globex", "Umbrella", "Hooli", "Vandelay"]),
+}
+MULTI = {  # multi-valued: accumulate
+    "likes": ("I like {}.", ["jazz", "hiking", "chess", "sushi", "cycling", "origami"]),
+    "uses": ("We use {}.", ["Terraform", "Grafana", "Kafka", "Postgres", "Kubernetes"]),
+}
+NOISE = ["Hi there!", "Thanks, that helps.", "Haha, if I were a cat I'd nap all day.",
+         "What time is it in Tokyo?", "Could you summarise that?"]
+
+
+@dataclass
+class UserPlan:
+    user_id: str
+    lines: list[dict[str, object]] = field(default_factory=list)
+    statements: list[tuple[str, str, datetime]] = field(default_factory=list)  # pred, obj, t
+
+
+def generate(user_id: str, turns: int, rng: random.Random) -> UserPlan:
+    plan = UserPlan(user_id)
+    slot_seq = {p: rng.sample(v, k=min(len(v), rng.randint(1, 3))) for p, (_, v) in SLOTS.items()}
+    slot_pos = dict.fromkeys(SLOTS, 0)
+    t = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=rng.randint(0, 600))
+    session, in_session = 0, 0
+    for n in range(turns):
+        if in_session == 0 or (in_session >= 6 and rng.random() < 0.3):
+            session, in_session = session + 1, 0
+            t += timedelta(days=1)
+        in_session += 1
+        t += timedelta(minutes=1)
+        roll = rng.random()
+        if roll < 0.45:  # a single-valued statement: repeat the value or move to the next
+            pred = rng.choice(list(SLOTS))
+            seq = slot_seq[pred]
+            if slot_pos[pred] + 1 < len(seq) and rng.random() < 0.5:
+                slot_pos[pred] += 1
+            obj = seq[slot_pos[pred]]
+            content, role = SLOTS[pred][0].format(obj), "user"
+            plan.statements.append((pred, obj, t))
+        elif roll < 0.7:  # multi-valued, sometimes a repeat
+            pred = rng.choice(list(MULTI))
+            obj = rng.choice(MULTI[pred][1])
+            content, role = MULTI[pred][0].format(obj), "user"
+            plan.statements.append((pred, obj, t))
+        elif roll < 0.85:
+            content, role = "Noted.", "assistant"
+        else:
+            content, role = rng.choice(NOISE), "user"
+        plan.lines.append({"user_id": user_id, "session_id": f"s{session:03d}",
+                           "turn_id": f"t{n:04d}", "role": role, "content": content,
+                           "timestamp": t.isoformat()})
+    return plan
+
+
+def oracle(plan: UserPlan) -> tuple[dict[str, list[tuple[str, datetime]]], dict[str, set[str]]]:
+    """Serial, in event order: single slots as runs of equal values, multi as sets."""
+    runs: dict[str, list[tuple[str, datetime]]] = defaultdict(list)
+    multi: dict[str, set[str]] = defaultdict(set)
+    for pred, obj, t in sorted(plan.statements, key=lambda s: s[2]):
+        if pred in SLOTS:
+            if not runs[pred] or runs[pred][-1][0] != obj:
+                runs[pred].append((obj, t))
+        else:
+            multi[pred].add(obj)
+    return runs, multi
+
+
+def start_workers(n: int, env: dict[str, str], logdir: Path) -> list[subprocess.Popen[bytes]]:
+    procs = []
+    for i in range(n):
+        log = (logdir / f"stress-worker-{i}.log").open("wb")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "workers.cli", "worker", "--concurrency", "1",
+             "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True))
+    return procs
+
+
+def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
+    """Every user's final state against the oracle; a Counter of the figures."""
+    n: Counter[str] = Counter()
+    for plan in plans:
+        runs, multi = oracle(plan)
+        n["expected"] += sum(len(r) for r in runs.values()) + sum(len(s) for s in multi.values())
+        memories = chroma.memories(plan.user_id, include_inactive=True)
+        n["found"] += len(memories)
+        ops = {(a.memory_id, str(a.operation)) for a in graph.audit(plan.user_id)}
+        keys: Counter[tuple[str, str, datetime]] = Counter()
+        multi_keys: Counter[tuple[str, str]] = Counter()
+        for m in memories:
+            t = m.triples[0]
+            keys[(t.predicate, t.object, m.valid_at)] += 1
+            if t.predicate in MULTI:
+                multi_keys[(t.predicate, t.object)] += 1
+            n["missing_audit"] += (m.id, "add") not in ops
+            n["missing_audit"] += m.status == "superseded" and (m.id, "supersede") not in ops
+        n["duplicates"] += sum(c - 1 for c in [*keys.values(), *multi_keys.values()])
+        for pred, expected_runs in runs.items():
+            spans = sorted((m for m in memories if m.triples[0].predicate == pred),
+                           key=lambda m: m.valid_at)
+            current = [m.triples[0].object for m in spans if m.status == "current"]
+            got = [(m.triples[0].object, m.valid_at) for m in spans]
+            n["wrong_current"] += current != [expected_runs[-1][0]]
+            n["wrong_intervals"] += got != expected_runs
+            if got != expected_runs and os.environ.get("MEMQ_STRESS_VERBOSE"):
+                print(f"{plan.user_id} {pred}: expected {expected_runs}\n  found {got}"
+                      f"\n  statements {sorted((s[2], s[1]) for s in plan.statements if s[0] == pred)}",
+                      file=sys.stderr)
+        for pred, objs in multi.items():
+            current_objs = {m.triples[0].object for m in memories
+                            if m.triples[0].predicate == pred and m.status == "current"}
+            n["wrong_current"] += len(current_objs ^ objs)
+        open_facts = {(f["predicate"], f["object"]) for f in graph.facts(plan.user_id)
+                      if f["invalid_at"] is None and f["expired_at"] is None}
+        current_facts = {(m.triples[0].predicate, m.triples[0].object) for m in memories
+                         if m.status == "current"}
+        n["graph_drift"] += len(open_facts ^ current_facts)
+        n["episodes_missing"] += len(plan.lines) - chroma.count_episodes(plan.user_id)
+    return n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--users", type=int, default=20)
+    ap.add_argument("--turns", type=int, default=50)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--redeliver", action="store_true", help="enqueue every batch twice")
+    ap.add_argument("--shuffle", action="store_true", help="enqueue in random order")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=1200)
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
+    args = ap.parse_args()
+
+    os.environ["MEMQ_REDIS_URL"] = args.redis_url
+    env = {**os.environ, "C_FORCE_ROOT": "1"}
+    from workers import wiring  # noqa: PLC0415  (after MEMQ_REDIS_URL is set)
+    from workers.client import enqueue, parse_lines  # noqa: PLC0415
+
+    rng = random.Random(args.seed)
+    run = uuid.uuid4().hex[:6]
+    plans = [generate(f"stress-{run}-u{u:03d}", args.turns, rng) for u in range(args.users)]
+    batches, errors = parse_lines(json.dumps(line) for p in plans for line in p.lines)
+    assert not errors, errors
+    deliveries = batches * (2 if args.redeliver else 1)
+    if args.shuffle:
+        rng.shuffle(deliveries)
+
+    logdir = REPO / ".memq" / "logs"
+    logdir.mkdir(parents=True, exist_ok=True)
+    coord = wiring.coord()
+    dead_before = len(coord.dead_letters())
+    workers = start_workers(args.workers, env, logdir)
+    started = time.monotonic()
+    try:
+        enqueue(deliveries)
+        done = coord.wait(args.timeout)
+    finally:
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.wait(timeout=60)
+    seconds = time.monotonic() - started
+
+    score = compare(plans, wiring.chroma(), wiring.graph())
+    dead = len(coord.dead_letters()) - dead_before
+    figures = {
+        "users": args.users, "turns": args.users * args.turns, "batches": len(batches),
+        "deliveries": len(deliveries), "workers": args.workers,
+        "memories expected": score["expected"], "memories found": score["found"],
+        "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
+        "wrong validity intervals": score["wrong_intervals"],
+        "missing audit entries": score["missing_audit"],
+        "graph/vector drift": score["graph_drift"],
+        "episodes missing": score["episodes_missing"], "dead letters": dead,
+        "finished": done, "seconds": round(seconds, 1),
+        "turns/s": round(args.users * args.turns / seconds, 1),
+    }
+    for key, value in figures.items():
+        print(f"{key:>26}: {value}")
+    bad = not done or dead or score["expected"] != score["found"] or any(
+        score[k] for k in ("duplicates", "wrong_current", "wrong_intervals", "missing_audit",
+                           "graph_drift", "episodes_missing"))
+    print("stress: FAIL" if bad else "stress: OK")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
