@@ -23,7 +23,7 @@ def create_app() -> Celery:
         task_reject_on_worker_lost=True,  # ...and redelivered if its worker died
         worker_prefetch_multiplier=1,
         # Longer than the longest task: a reserved, unacknowledged task is redelivered after it.
-        broker_transport_options={"visibility_timeout": 3600},
+        broker_transport_options={"visibility_timeout": s.visibility_timeout_s},
         task_default_queue="memq.store",
         task_routes={"memq.extract": {"queue": "memq.extract"}},
         broker_connection_retry_on_startup=True,

@@ -41,6 +41,14 @@ class Settings(BaseSettings):
     lock_lease_s: float = 60.0  # per-user lock; renewed at every stage
     task_retries: int = 6  # transient errors, exponential backoff
     plan_ttl_s: int = 7 * 24 * 3600
+    # An unacknowledged task (its worker died) is redelivered after this; keep it longer than
+    # the longest task.
+    visibility_timeout_s: int = 3600
+
+    # Failure testing only: sleep this long at the start of the named stage (e.g. memq.merge),
+    # so a test can kill the worker in the middle of it. Off unless both are set.
+    fault_delay_stage: str | None = None
+    fault_delay_s: float = 0.0
 
     @property
     def llm_enabled(self) -> bool:

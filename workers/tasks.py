@@ -10,6 +10,7 @@ out, goes to the dead-letter list with the reason (``Stage.on_failure``).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -55,6 +56,10 @@ class Stage(Task):  # type: ignore[misc]
         structlog.contextvars.bind_contextvars(
             stage=self.name, delivery_id=payload.get("delivery_id"),
             user_id=batch.get("user_id"), session_id=batch.get("session_id"))
+        s = wiring.settings()
+        if s.fault_delay_stage == self.name and s.fault_delay_s > 0:
+            log.warning("fault injection: delaying stage", seconds=s.fault_delay_s)
+            time.sleep(s.fault_delay_s)
         try:
             yield
         except LockBusy as exc:
