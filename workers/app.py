@@ -23,7 +23,11 @@ def create_app() -> Celery:
         task_reject_on_worker_lost=True,  # ...and redelivered if its worker died
         worker_prefetch_multiplier=1,
         # Longer than the longest task: a reserved, unacknowledged task is redelivered after it.
-        broker_transport_options={"visibility_timeout": s.visibility_timeout_s},
+        broker_transport_options={
+            "visibility_timeout": s.visibility_timeout_s,
+            "unacked_restore_interval": s.restore_sweep_s,
+            "unacked_restore_throttle": 1,  # every sweep scans (kombu's default: every 10th)
+        },
         task_default_queue="memq.store",
         task_routes={"memq.extract": {"queue": "memq.extract"}},
         broker_connection_retry_on_startup=True,

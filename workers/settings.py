@@ -44,6 +44,7 @@ class Settings(BaseSettings):
     # An unacknowledged task (its worker died) is redelivered after this; keep it longer than
     # the longest task.
     visibility_timeout_s: int = 3600
+    restore_sweep_s: int = 60  # how often workers look for such abandoned tasks
 
     # Failure testing only: sleep this long at the start of the named stage (e.g. memq.merge),
     # so a test can kill the worker in the middle of it. Off unless both are set.

@@ -38,7 +38,8 @@ def test_worker_killed_mid_merge_completes_exactly_once(
     services: None, tmp_path, user_id: str
 ) -> None:
     url = "redis://127.0.0.1:6379/13"  # its own broker db: no other worker takes the task
-    base = {"MEMQ_REDIS_URL": url, "MEMQ_VISIBILITY_TIMEOUT_S": "6", "MEMQ_LOCK_LEASE_S": "5"}
+    base = {"MEMQ_REDIS_URL": url, "MEMQ_VISIBILITY_TIMEOUT_S": "6", "MEMQ_LOCK_LEASE_S": "5",
+            "MEMQ_RESTORE_SWEEP_S": "2"}
     r = redis.Redis.from_url(url, decode_responses=True)
     r.flushdb()
     doomed = start_worker(tmp_path, "doomed", concurrency=1, env=memq_env(
