@@ -13,6 +13,7 @@ class Operation(StrEnum):
     UPDATE = "update"
     SUPERSEDE = "supersede"
     DROP_DUPLICATE = "drop_duplicate"
+    REPAIR = "repair"  # memq check --repair restored a memory both stores disagreed on
 
 
 class AuditEntry(BaseModel):

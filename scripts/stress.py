@@ -129,9 +129,9 @@ def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
             n["wrong_current"] += current != [expected_runs[-1][0]]
             n["wrong_intervals"] += got != expected_runs
             if got != expected_runs and os.environ.get("MEMQ_STRESS_VERBOSE"):
+                said = sorted((s[2], s[1]) for s in plan.statements if s[0] == pred)
                 print(f"{plan.user_id} {pred}: expected {expected_runs}\n  found {got}"
-                      f"\n  statements {sorted((s[2], s[1]) for s in plan.statements if s[0] == pred)}",
-                      file=sys.stderr)
+                      f"\n  statements {said}", file=sys.stderr)
         for pred, objs in multi.items():
             current_objs = {m.triples[0].object for m in memories
                             if m.triples[0].predicate == pred and m.status == "current"}

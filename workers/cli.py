@@ -151,6 +151,39 @@ def cmd_deadletters(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from workers import wiring  # noqa: PLC0415
+    from workers.check import check_lines, check_user  # noqa: PLC0415
+
+    if args.user:
+        users = [args.user]
+    else:
+        users = sorted(set(wiring.graph().users()) | wiring.chroma().users())
+    checked = [check_user(u, repair=args.repair) for u in users]
+    memories = sum(c.memories for c in checked)
+    found = sum(len(c.found) for c in checked)
+    remaining = sum(len(c.remaining) for c in checked)
+    busy = [c.user for c in checked if c.busy]
+    if args.json:
+        _print_json({
+            "users": len(users), "memories": memories, "busy": busy,
+            "drift": [{**d.to_json(), "repaired": args.repair and d.memory_id not in
+                       {r.memory_id for r in c.remaining}}
+                      for c in checked for d in c.found],
+            "remaining": [d.to_json() for c in checked for d in c.remaining],
+        })
+    else:
+        for line in check_lines(checked, repair=args.repair):
+            print(line)
+        if not found and not busy:
+            print(f"no drift in {memories} memories of {len(users)} users")
+        elif found:
+            fixed = f", {found - remaining} repaired" if args.repair else ""
+            print(f"{found} drift(s) in {memories} memories of {len(users)} users{fixed}, "
+                  f"{remaining} remain")
+    return 1 if remaining or busy else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memq", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -178,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "search":
             p.add_argument("--k", type=int, default=10)
             p.add_argument("query")
+    p = sub.add_parser("check", help="compare Chroma and Neo4j memory by memory")
+    p.add_argument("--user", help="one user (default: every user of either store)")
+    p.add_argument("--repair", action="store_true",
+                   help="write each drift's truth to both stores, with a repair audit entry")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_check)
     p = sub.add_parser("deadletters", help="list the dead-letter queue with reasons")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_deadletters)

@@ -178,6 +178,11 @@ class ChromaStores:
             for n in self.nearest(user_id, vector, model_id, k)
         ]
 
+    def users(self) -> set[str]:
+        """Every user with a memory (for all-user jobs)."""
+        res = self._call(MEMORIES, lambda c: c.get(include=["metadatas"]))
+        return {str(m["user_id"]) for m in res["metadatas"]}
+
     def delete_user(self, user_id: str) -> int:
         deleted = 0
         for name in (MEMORIES, EPISODES):

@@ -19,6 +19,7 @@ import neo4j
 import neo4j.exceptions as nx
 
 from pipeline import ids
+from pipeline.check import GraphMemory
 from pipeline.errors import TransientError
 from pipeline.ports import SlotHolder
 from schemas import AuditEntry, StoredMemory
@@ -71,6 +72,15 @@ def _audit_row(entry: AuditEntry, seq: int) -> dict[str, Any]:
     props["after"] = json.dumps(entry.after, ensure_ascii=False) if entry.after else None
     props["seq"] = seq
     return {"id": entry.id, "props": props}
+
+
+def _graph_memory(row: dict[str, Any]) -> GraphMemory:
+    return GraphMemory(
+        id=row["id"], user_id=row["user_id"], status=str(row["status"]),
+        content=str(row["content"]), valid_at=_native(row["valid_at"]),
+        invalid_at=_native(row["invalid_at"]), updated_at=_native(row["updated_at"]),
+        open_fact_ids=frozenset(row["open_facts"]), closed_fact_ids=frozenset(row["closed_facts"]),
+    )
 
 
 class Neo4jGraph:
@@ -145,6 +155,14 @@ class Neo4jGraph:
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         return [{k: _native(v) for k, v in row.items()}
                 for row in self._read("facts", user_id=user_id)]
+
+    def memories(self, user_id: str) -> list[GraphMemory]:
+        """The user's Memory nodes as they are, with their open and closed FACT edges."""
+        return [_graph_memory(r) for r in self._read("memories", user_id=user_id)]
+
+    def users(self) -> list[str]:
+        """Every user the graph knows."""
+        return [str(r["user_id"]) for r in self._read("users")]
 
     def delete_user(self, user_id: str) -> int:
         self.ensure_schema()

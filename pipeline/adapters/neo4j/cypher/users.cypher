@@ -1,0 +1,3 @@
+MATCH (u:User)
+RETURN u.id AS user_id
+ORDER BY user_id

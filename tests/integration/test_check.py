@@ -1,0 +1,143 @@
+"""memq check / --repair on the real stores: drift is planted straight into Chroma and Neo4j
+(no mocks), found, repaired from the durable record, and gone afterwards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import chromadb
+import neo4j
+import pytest
+from conftest import demo_lines, memq, memq_json, wait_done
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
+
+PM = "The user is a product manager."
+BRIEF = "用户喜欢简洁的回答。"
+CENTOS = "The user's production environment is CentOS 7."
+UBUNTU = "The user's production environment is Ubuntu 22.04."
+
+
+@pytest.fixture
+def graph() -> Iterator[neo4j.Driver]:
+    driver = neo4j.GraphDatabase.driver("bolt://127.0.0.1:7687")
+    yield driver
+    driver.close()
+
+
+def _write(driver: neo4j.Driver, query: str, **params: Any) -> int:
+    with driver.session() as session:
+        record = session.execute_write(lambda tx: tx.run(query, params).single())
+    return int(record["n"]) if record else 0
+
+
+def _check(*args: str) -> tuple[int, str]:
+    res = memq("check", *args, check=False)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    return res.returncode, res.stdout
+
+
+def _searchable(user: str, memory_id: str, query: str) -> bool:
+    hits = memq_json("search", "--user", user, "--k", "10", query)
+    return any(h["id"] == memory_id and h["type"] == "memory" for h in hits)
+
+
+def _everything(user: str) -> tuple[Any, ...]:
+    return (memq_json("memories", "--user", user, "--all"), memq_json("audit", "--user", user),
+            memq_json("facts", "--user", user))
+
+
+def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver) -> None:
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    rc, out = _check("--user", user_id)
+    assert rc == 0, out
+    assert out.strip() == "no drift in 5 memories of 1 users"
+    before = memq_json("memories", "--user", user_id, "--all")
+    mid = {m["content"]: m["id"] for m in before}
+    assert _searchable(user_id, mid[PM], "what is the user's job?")
+
+    # (a) a memory's record vanishes from Chroma
+    col = chromadb.HttpClient(host="127.0.0.1", port=8000).get_collection("memq_memories")
+    col.delete(ids=[mid[PM]])
+    # (b) a Memory node claims another status, updated_at untouched
+    assert _write(graph, "MATCH (m:Memory {id: $id}) SET m.status = $status RETURN count(m) AS n",
+                  id=mid[BRIEF], status="archived") == 1
+    # (c) the superseded CentOS memory's FACT edge is open again
+    assert _write(graph, "MATCH ()-[r:FACT]->() WHERE r.user_id = $user AND r.memory_id = $id "
+                         "SET r.expired_at = null, r.invalid_at = null RETURN count(r) AS n",
+                  user=user_id, id=mid[CENTOS]) == 1
+    # (d) the Ubuntu Memory node is gone from the graph
+    assert _write(graph, "MATCH (m:Memory {id: $id}) DETACH DELETE m RETURN count(*) AS n",
+                  id=mid[UBUNTU]) == 1
+    assert not _searchable(user_id, mid[PM], "what is the user's job?")
+
+    rc, out = _check("--user", user_id)
+    assert rc == 1
+    for content, kind in ((PM, "missing_in_vectors"), (BRIEF, "differs"),
+                          (CENTOS, "stale_facts"), (UBUNTU, "missing_in_graph")):
+        assert f"{kind} {mid[content]} of {user_id}" in out, out
+    assert "status: vectors='current' graph='archived'" in out
+    res = memq("check", "--user", user_id, "--json", check=False)  # exits 1: drift
+    assert res.returncode == 1
+    report = json.loads(res.stdout)
+    kinds = {d["memory_id"]: (d["kind"], d["source"], d["repairable"]) for d in report["drift"]}
+    assert kinds == {
+        mid[PM]: ("missing_in_vectors", "audit", True),
+        mid[BRIEF]: ("differs", "audit", True),
+        mid[CENTOS]: ("stale_facts", "vectors", True),
+        mid[UBUNTU]: ("missing_in_graph", "vectors", True),
+    }
+    # Every user at once names them too.
+    rc, out = _check()
+    assert rc == 1 and all(mid[c] in out for c in (PM, BRIEF, CENTOS, UBUNTU))
+
+    rc, out = _check("--user", user_id, "--repair")
+    assert rc == 0, out
+    assert out.count("repaired ") == 4 and "remains" not in out
+    rc, out = _check("--user", user_id)
+    assert rc == 0 and out.strip() == "no drift in 5 memories of 1 users", out
+
+    # The restored records are the ones written by the pipeline, searchable again.
+    assert memq_json("memories", "--user", user_id, "--all") == before
+    assert _searchable(user_id, mid[PM], "what is the user's job?")
+    facts = {f["object"]: f for f in memq_json("facts", "--user", user_id)
+             if f["predicate"] == "production_environment"}
+    assert facts["CentOS 7"]["expired_at"] is not None
+    assert facts["CentOS 7"]["invalid_at"] is not None
+    assert facts["Ubuntu 22.04"]["expired_at"] is None
+    repairs = [e for e in memq_json("audit", "--user", user_id) if e["operation"] == "repair"]
+    assert {e["memory_id"] for e in repairs} == {mid[c] for c in (PM, BRIEF, CENTOS, UBUNTU)}
+    assert all(e["after"]["id"] == e["memory_id"] for e in repairs)
+
+    # Repairing again changes nothing.
+    state = _everything(user_id)
+    rc, out = _check("--user", user_id, "--repair")
+    assert rc == 0 and out.strip() == "no drift in 5 memories of 1 users", out
+    assert _everything(user_id) == state
+
+
+def test_unrepairable_drift_keeps_exit_code_one(user_id: str, graph: neo4j.Driver) -> None:
+    """A Memory node with no Chroma record and no audit snapshot: nothing to restore it from."""
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    orphan = f"m_orphan_{user_id}"
+    assert _write(graph, "MATCH (u:User {id: $user}) "
+                         "CREATE (u)-[:HAS_MEMORY]->(m:Memory {id: $id, user_id: $user, "
+                         "status: 'current', content: 'An orphan.', valid_at: datetime(), "
+                         "updated_at: datetime()}) RETURN count(m) AS n",
+                  user=user_id, id=orphan) == 1
+    try:
+        rc, out = _check("--user", user_id, "--repair")
+        assert rc == 1
+        assert f"remains  missing_in_vectors {orphan} of {user_id}" in out
+        assert "unrepairable: no audit snapshot of it" in out
+        rc, out = _check("--user", user_id)
+        assert rc == 1 and orphan in out
+    finally:
+        _write(graph, "MATCH (m:Memory {id: $id}) DETACH DELETE m RETURN count(*) AS n",
+               id=orphan)
+    rc, out = _check("--user", user_id)
+    assert rc == 0, out

@@ -1,0 +1,111 @@
+"""``memq check``: compare Chroma and Neo4j memory by memory, and repair drift from the audit
+trail. Each user is checked under the pipeline's per-user lock, so no half-applied batch is
+reported (or written over)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import structlog
+
+from pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
+from workers import wiring
+
+log = structlog.get_logger(__name__)
+
+CHECK_LOCK_WAIT_S = 30.0
+
+
+@dataclass
+class Checked:
+    user: str
+    memories: int = 0
+    found: list[Drift] = field(default_factory=list)
+    remaining: list[Drift] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # memory id -> why not repaired
+    busy: bool = False
+
+
+@contextmanager
+def _user_lock(user: str, token: str) -> Iterator[bool]:
+    """The pipeline's per-user lock: no batch of the user is half-applied while we look."""
+
+    coord, lease = wiring.coord(), wiring.settings().lock_lease_s
+    deadline = time.monotonic() + CHECK_LOCK_WAIT_S
+    held = coord.acquire(user, token, lease)
+    while not held and time.monotonic() < deadline:
+        time.sleep(0.2)
+        held = coord.acquire(user, token, lease)
+    try:
+        yield held
+    finally:
+        if held:
+            coord.release(user, token)
+
+
+def _scan(user: str) -> tuple[int, list[Drift]]:
+
+    graph = wiring.graph()
+    vector_side = wiring.chroma().memories(user, include_inactive=True)
+    graph_side = graph.memories(user)
+    snapshots = latest_snapshots(graph.audit(user))
+    count = len({m.id for m in vector_side} | {g.id for g in graph_side})
+    return count, find_drift(vector_side, graph_side, snapshots)
+
+
+def _repair(user: str, drifts: Sequence[Drift], token: str) -> dict[str, str]:
+    """Write each drift's truth to Chroma, then to Neo4j with a REPAIR audit entry; returns
+    the memories left alone, and why."""
+
+    embedder, now = wiring.embedder(), datetime.now(UTC)
+    plan = plan_repair(drifts, model_id=embedder.model_id, now=now)
+    skipped = {d.memory_id: why for d, why in plan.skipped}
+    if not plan.memories:
+        return skipped
+    texts = [m.content for m, fresh in zip(plan.memories, plan.reembed, strict=True) if fresh]
+    embedded = iter(embedder.embed(texts) if texts else [])
+    vectors = [next(embedded) if fresh else None for fresh in plan.reembed]
+    if not wiring.coord().renew(user, token, wiring.settings().lock_lease_s):
+        return {**skipped, **{m.id: "lock lease ran out before writing" for m in plan.memories}}
+    wiring.chroma().upsert(plan.memories, vectors)
+    wiring.graph().apply(user, plan.memories, plan.audit, now)
+    log.info("repaired drift", user_id=user, memories=len(plan.memories),
+             reembedded=sum(plan.reembed), skipped=len(skipped))
+    return skipped
+
+
+def check_user(user: str, *, repair: bool) -> Checked:
+    token = f"check:{uuid.uuid4().hex}"
+    with _user_lock(user, token) as held:
+        if not held:
+            return Checked(user, busy=True)
+        count, found = _scan(user)
+        checked = Checked(user, count, found, remaining=found)
+        if repair and found:
+            checked.skipped = _repair(user, found, token)
+            checked.memories, checked.remaining = _scan(user)
+        return checked
+
+
+def check_lines(checked: Sequence[Checked], *, repair: bool) -> list[str]:
+    lines = []
+    for c in checked:
+        if c.busy:
+            lines.append(f"busy     user {c.user}: a batch held its lock for "
+                         f"{CHECK_LOCK_WAIT_S:g}s; not checked")
+            continue
+        if not repair:
+            lines += [f"drift    {d.describe()}" for d in c.found]
+            continue
+        left = {d.memory_id for d in c.remaining}
+        lines += [f"repaired {d.describe()}" for d in c.found if d.memory_id not in left]
+        for d in c.remaining:
+            why = c.skipped.get(d.memory_id)
+            extra = f" [not repaired: {why}]" if why and why != d.note else ""
+            lines.append(f"remains  {d.describe()}{extra}")
+    return lines
