@@ -43,6 +43,7 @@ class BatchContext:
     extractor: str
     prompt_version: str | None
     now: datetime
+    session_id: str | None = None
 
 
 class Write(BaseModel):
@@ -143,6 +144,7 @@ class _Planner:
             entities=list(cand.entities), triples=list(cand.triples),
             source_turn_ids=list(cand.source_turn_ids), valid_at=cand.valid_at,
             created_at=ctx.now, updated_at=ctx.now, embedding_model=ctx.model_id,
+            scope=cand.scope, session_id=ctx.session_id, expires_at=cand.expires_at,
         ).with_changes(**changes)
 
     # -- the decisions ---------------------------------------------------------------------

@@ -14,6 +14,9 @@ class Operation(StrEnum):
     SUPERSEDE = "supersede"
     DROP_DUPLICATE = "drop_duplicate"
     REPAIR = "repair"  # memq check --repair restored a memory both stores disagreed on
+    ARCHIVE = "archive"  # decay below the floor, expiry, or over capacity: out of search, kept
+    CONSOLIDATE = "consolidate"  # a semantic memory derived from a cluster of episodic ones
+    FORGET = "forget"  # a tombstone: ids, operation and time only, no content
 
 
 class AuditEntry(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -44,6 +45,9 @@ class Triple(BaseModel):
         return (self.subject.casefold(), self.predicate)
 
 
+Scope = Literal["long_term", "session"]
+
+
 class CandidateMemory(BaseModel):
     """One self-contained sentence proposed by an extractor, not yet stored."""
 
@@ -57,6 +61,9 @@ class CandidateMemory(BaseModel):
     triples: list[Triple] = Field(default_factory=list, max_length=16)
     source_turn_ids: list[str] = Field(min_length=1)
     valid_at: AwareDatetime
+    # "session": context that matters only for this session (expires at its end + grace).
+    scope: Scope = "long_term"
+    expires_at: AwareDatetime | None = None  # an explicit end ("until Friday")
 
 
 class StoredMemory(BaseModel):
@@ -80,6 +87,13 @@ class StoredMemory(BaseModel):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     embedding_model: str
+    # lifecycle (see pipeline.lifecycle)
+    scope: Scope = "long_term"
+    session_id: str | None = None
+    expires_at: AwareDatetime | None = None
+    last_accessed_at: AwareDatetime | None = None  # None: never recalled, decays from created_at
+    derived_from: list[str] = Field(default_factory=list)  # a consolidated memory's sources
+    consolidated_into: str | None = None  # a source memory's consolidated memory
 
     def with_changes(self, **changes: object) -> StoredMemory:
         return self.model_validate({**self.model_dump(), **changes})

@@ -134,7 +134,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     chroma_n = wiring.chroma().delete_user(args.user)
     graph_n = wiring.graph().delete_user(args.user)
-    wiring.coord().forget_user(args.user)
+    wiring.coord().forget_traces(args.user)
     print(f"forgot user {args.user}: {chroma_n} Chroma records, {graph_n} Neo4j nodes")
     return 0
 

@@ -7,6 +7,7 @@ batch. Python agents call :func:`enqueue`; any other producer uses ``memq enqueu
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -75,7 +76,8 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     published = []
     for batch in batches:
         delivery_id = uuid.uuid4().hex
-        payload = {"delivery_id": delivery_id, "batch": batch.model_dump(mode="json")}
+        payload = {"delivery_id": delivery_id, "enqueued_at": time.time(),
+                   "batch": batch.model_dump(mode="json")}
         coord.track(delivery_id)
         try:
             chain(tasks.extract.s(payload), tasks.dedupe.s(), tasks.merge.s(),

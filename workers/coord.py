@@ -47,6 +47,14 @@ def _plan_key(batch_id: str) -> str:
     return f"memq:plan:{batch_id}"
 
 
+def _plans_key(user_id: str) -> str:
+    return f"memq:plans:{user_id}"  # the user's plan keys, so forgetting can find them
+
+
+def _forgotten_key(user_id: str) -> str:
+    return f"memq:forgotten:{user_id}"
+
+
 class Coord:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
@@ -111,15 +119,33 @@ class Coord:
             self.r.sadd(_ledger_key(user_id), *turn_ids)
 
     # -- plan cache: a batch is planned once, applied idempotently ---------------------------------
-    def save_plan(self, batch_id: str, plan_json: str, ttl_s: int) -> str:
+    def save_plan(self, user_id: str, batch_id: str, plan_json: str, ttl_s: int) -> str:
         """Store the plan unless one exists; return the plan that is now authoritative."""
         key = _plan_key(batch_id)
         if self.r.set(key, plan_json, nx=True, ex=ttl_s):
+            self.r.sadd(_plans_key(user_id), key)
+            self.r.expire(_plans_key(user_id), ttl_s)
             return plan_json
         return cast(str, self.r.get(key)) or plan_json
 
     def load_plan(self, batch_id: str) -> str | None:
         return cast(str | None, self.r.get(_plan_key(batch_id)))
 
-    def forget_user(self, user_id: str) -> None:
-        self.r.delete(_ledger_key(user_id), _lock_key(user_id))
+    # -- forgetting: a marker first, so that nothing in flight resurrects the user -------------
+    def mark_forgotten(self, user_id: str, at: float, ttl_s: int = 30 * 24 * 3600) -> None:
+        self.r.set(_forgotten_key(user_id), repr(at), ex=ttl_s)
+
+    def forgotten_at(self, user_id: str) -> float | None:
+        value = self.r.get(_forgotten_key(user_id))
+        return float(cast(str, value)) if value else None
+
+    def is_forgotten(self, user_id: str, enqueued_at: float) -> bool:
+        """True for work enqueued before the user was forgotten: it must write nothing."""
+        at = self.forgotten_at(user_id)
+        return at is not None and enqueued_at <= at
+
+    def forget_traces(self, user_id: str) -> int:
+        """Delete what Redis holds of the user: plans (they carry content), the turn ledger."""
+        plans = list(cast(set[str], self.r.smembers(_plans_key(user_id))))
+        keys = [*plans, _plans_key(user_id), _ledger_key(user_id)]
+        return int(self.r.delete(*keys))

@@ -93,6 +93,18 @@ def _batch(payload: Payload) -> IngestBatch:
         raise InvalidMessage(f"not an IngestBatch v1: {exc}") from exc
 
 
+def _forgotten(payload: Payload, batch: IngestBatch) -> bool:
+    """Work for a user forgotten after it was enqueued writes nothing (see workers.forget)."""
+    return wiring.coord().is_forgotten(batch.user_id, float(payload.get("enqueued_at", 0.0)))
+
+
+def _dropped(payload: Payload, batch: IngestBatch) -> Payload:
+    """The rest of the chain carries no content of a forgotten user."""
+    log.info("user forgotten after this batch was enqueued; dropping it")
+    return {"delivery_id": payload["delivery_id"], "skip": True,
+            "batch": {"user_id": batch.user_id}}
+
+
 def _holding_lock(payload: Payload, batch: IngestBatch) -> None:
     s = wiring.settings()
     coord, token = wiring.coord(), payload["delivery_id"]
@@ -113,8 +125,13 @@ def extract(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
             log.info("every turn processed before; nothing to do", turns=len(batch.turns))
             return {**payload, "skip": True}
         batch = batch.model_copy(update={"turns": turns})
+        if _forgotten(payload, batch):
+            return _dropped(payload, batch)
         s = wiring.settings()
         out = service.extract(wiring.ports(), batch, turns, thresholds=s.thresholds(), now=_now())
+        if _forgotten(payload, batch):  # forgotten while we wrote episodes: take them back
+            wiring.chroma().delete_episodes(batch.user_id, [t.turn_id for t in turns])
+            return _dropped(payload, batch)
         log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
                  candidates=len(out.candidates), below_gate=out.below_gate)
         return {**payload, "batch": batch.model_dump(mode="json"),
@@ -132,6 +149,9 @@ def dedupe(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
         coord = wiring.coord()
         if not coord.acquire(batch.user_id, payload["delivery_id"], s.lock_lease_s):
             raise LockBusy(f"user {batch.user_id} is being merged by another delivery")
+        if _forgotten(payload, batch):
+            coord.release(batch.user_id, payload["delivery_id"])
+            return _dropped(payload, batch)
         if not coord.unprocessed(batch.user_id, [t.turn_id for t in batch.turns]):
             # Another delivery of the same turns finished while this one waited for the lock.
             # Re-applying its plan now could undo what later batches changed: nothing to do.
@@ -159,12 +179,13 @@ def merge(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
         if cached is None:
             ctx = BatchContext(user_id=batch.user_id, batch_id=batch.batch_id,
                                model_id=ports.embedder.model_id, extractor=ports.extractor.name,
-                               prompt_version=ports.extractor.prompt_version, now=_now())
+                               prompt_version=ports.extractor.prompt_version, now=_now(),
+                               session_id=batch.session_id)
             prepared = [Prepared.model_validate(p) for p in payload["prepared"] or []]
             plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
                                  predicates=wiring.predicates())
             plan_json = plan.model_dump_json()
-            cached = coord.save_plan(batch.batch_id, plan_json, s.plan_ttl_s)
+            cached = coord.save_plan(batch.user_id, batch.batch_id, plan_json, s.plan_ttl_s)
             if cached != plan_json:
                 log.info("another delivery planned this batch first; using its plan")
         plan = Plan.model_validate_json(cached)

@@ -60,6 +60,9 @@ def memory_metadata(m: StoredMemory) -> dict[str, Any]:
         "source_turn_ids": json.dumps(m.source_turn_ids),
         "entities": json.dumps(m.entities, ensure_ascii=False),
         "triples": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
+        "scope": m.scope, "session_id": m.session_id or "", "expires_at": _ts(m.expires_at),
+        "last_accessed_at": _ts(m.last_accessed_at), "derived_from": json.dumps(m.derived_from),
+        "consolidated_into": m.consolidated_into or "",
     }
 
 
@@ -73,6 +76,11 @@ def memory_from(record_id: str, document: str, meta: dict[str, Any]) -> StoredMe
         "embedding_model": meta["embedding_model"],
         "source_turn_ids": json.loads(meta["source_turn_ids"]),
         "entities": json.loads(meta["entities"]), "triples": json.loads(meta["triples"]),
+        "scope": meta.get("scope", "long_term"), "session_id": meta.get("session_id") or None,
+        "expires_at": _dt(meta.get("expires_at")),
+        "last_accessed_at": _dt(meta.get("last_accessed_at")),
+        "derived_from": json.loads(meta.get("derived_from", "[]")),
+        "consolidated_into": meta.get("consolidated_into") or None,
     })
 
 
@@ -205,6 +213,15 @@ class ChromaStores:
                 "metadata": json.dumps(t.metadata, ensure_ascii=False, default=str),
             } for t in turns]))
         return len(turns)
+
+    def delete_memory(self, user_id: str, memory_id: str) -> int:
+        res = self._call(MEMORIES, lambda c: c.delete(ids=[memory_id], where=_user(user_id)))
+        return int((res or {}).get("deleted", 0))
+
+    def delete_episodes(self, user_id: str, turn_ids: Sequence[str]) -> None:
+        if turn_ids:
+            wanted = [ids.episode_id(user_id, t) for t in turn_ids]
+            self._call(EPISODES, lambda c: c.delete(ids=wanted, where=_user(user_id)))
 
     def episode_ids_present(self, user_id: str, turn_ids: Sequence[str]) -> set[str]:
         wanted = [ids.episode_id(user_id, t) for t in turn_ids]

@@ -49,7 +49,9 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "confidence": m.confidence, "importance": m.importance, "valid_at": m.valid_at,
         "invalid_at": m.invalid_at, "created_at": m.created_at, "updated_at": m.updated_at,
         "superseded_by": m.superseded_by, "source_turn_ids": m.source_turn_ids,
-        "embedding_model": m.embedding_model,
+        "embedding_model": m.embedding_model, "scope": m.scope, "session_id": m.session_id,
+        "expires_at": m.expires_at, "last_accessed_at": m.last_accessed_at,
+        "derived_from": m.derived_from, "consolidated_into": m.consolidated_into,
     }
     triple_ids = [ids.triple_id(m.id, t.subject, t.predicate, t.object) for t in m.triples]
     return {"id": m.id, "props": props, "triple_ids": triple_ids}

@@ -8,3 +8,7 @@ MERGE (u)-[:HAS_MEMORY]->(n)
 WITH n, m
 OPTIONAL MATCH (newer:Memory {id: m.props.superseded_by})
 FOREACH (_ IN CASE WHEN newer IS NULL THEN [] ELSE [1] END | MERGE (n)-[:SUPERSEDED_BY]->(newer))
+WITH n, m
+UNWIND m.props.derived_from AS source_id
+MATCH (source:Memory {id: source_id})
+MERGE (n)-[:DERIVED_FROM]->(source)
