@@ -33,6 +33,7 @@ class Prepared(BaseModel):
     neighbors: Sequence[Neighbor]  # nearest current memories of the same user and model
     slot_memories: Sequence[StoredMemory]  # current memories holding its single-valued slots
     already_stored: bool = False  # its deterministic id exists: a redelivery
+    exact: StoredMemory | None = None  # a current memory with the same normalised text
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,10 @@ class _Planner:
         slot = self._slot(p)
         if slot is not None and slot[1]:
             self.on_slot(p, *slot)
+            return
+        exact = self._view(p.exact) if p.exact is not None else None
+        if exact is not None and exact.is_current:  # not left to approximate search
+            self.drop(p, exact, "duplicate: the same sentence is already a current memory")
             return
         if top is not None and closeness is Closeness.DUPLICATE:
             self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")

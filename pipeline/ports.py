@@ -67,6 +67,17 @@ class Hit:
     role: str | None = None
 
 
+@dataclass(frozen=True)
+class EpisodeItem:
+    """An episode (raw user turn) as a consolidation source."""
+
+    id: str
+    content: str
+    vector: Vector
+    event_at: datetime
+    turn_id: str
+
+
 class Embedder(Protocol):
     model_id: str
 
@@ -104,6 +115,8 @@ class MemoryStore(Protocol):
     ) -> list[StoredMemory]: ...
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None: ...
+
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]: ...
 
     def delete_user(self, user_id: str) -> int: ...
 

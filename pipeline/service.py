@@ -66,6 +66,7 @@ def prepare(ports: Ports, user_id: str, candidates: Sequence[CandidateMemory],
     holders = ports.memories.get(user_id, holder_ids)
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
     stored = {m.id for m in ports.memories.get(user_id, own_ids)}
+    exact = ports.memories.exact(user_id, [c.content for c in candidates])
     prepared = []
     for cand, vector, own in zip(candidates, vectors, own_ids, strict=True):
         cand_slots = {t.slot for t in cand.triples}
@@ -73,7 +74,7 @@ def prepare(ports: Ports, user_id: str, candidates: Sequence[CandidateMemory],
             candidate=cand, vector=vector,
             neighbors=ports.memories.nearest(user_id, vector, model_id, thresholds.neighbors),
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
-            already_stored=own in stored,
+            already_stored=own in stored, exact=exact.get(ids.content_hash(cand.content)),
         ))
     return prepared
 

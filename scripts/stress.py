@@ -159,8 +159,8 @@ def main() -> int:
 
     os.environ["MEMQ_REDIS_URL"] = args.redis_url
     env = {**os.environ, "C_FORCE_ROOT": "1"}
-    from workers import wiring  # noqa: PLC0415  (after MEMQ_REDIS_URL is set)
-    from workers.client import enqueue, parse_lines  # noqa: PLC0415
+    from workers import wiring
+    from workers.client import enqueue, parse_lines
 
     rng = random.Random(args.seed)
     run = uuid.uuid4().hex[:6]

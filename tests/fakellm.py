@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import socket
 import threading
@@ -51,6 +52,15 @@ _ERROR_TYPES = {
     422: ("invalid_request_error", "Unprocessable entity"),
     429: ("rate_limit_error", "Rate limit reached for requests"),
 }
+
+
+def hashed_embedding(text: str, dims: int = 64) -> list[float]:
+    vec = [0.0] * dims
+    for word in text.lower().split():
+        digest = hashlib.sha256(word.strip(".,!?").encode()).digest()
+        vec[digest[0] % dims] += 1.0 if digest[1] % 2 else -1.0
+    norm = sum(x * x for x in vec) ** 0.5 or 1.0
+    return [x / norm for x in vec]
 
 
 def empty_memories(_request: dict[str, Any]) -> str:
@@ -79,6 +89,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") == "/v1/embeddings":
+            self._embeddings(json.loads(raw or b"{}"))
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"Unknown path {self.path}")
             return
@@ -91,6 +104,15 @@ class _Handler(BaseHTTPRequestHandler):
         # BrokenPipe/ConnectionReset: the client gave up (its timeout), nobody to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._act(fake, body, behaviour)
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        """A deterministic stand-in embedding model: hashed bag of words, 64 dims."""
+        texts = body.get("input") or []
+        texts = [texts] if isinstance(texts, str) else texts
+        data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
+                for i, t in enumerate(texts)]
+        self._send(200, {"object": "list", "data": data, "model": body.get("model", "fake"),
+                         "usage": {"prompt_tokens": 0, "total_tokens": 0}})
 
     def _act(self, fake: FakeLLM, body: dict[str, Any], behaviour: Behaviour | None) -> None:
         if behaviour is None:

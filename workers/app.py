@@ -12,7 +12,7 @@ QUEUES = ("memq.extract", "memq.store")
 
 def create_app() -> Celery:
     s = wiring.settings()
-    app = Celery("memq", include=["workers.tasks"])
+    app = Celery("memq", include=["workers.tasks", "workers.lifecycle"])
     app.conf.update(
         broker_url=s.redis_url,
         task_ignore_result=True,  # completion is tracked in Redis by memq itself

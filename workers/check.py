@@ -4,10 +4,8 @@ reported (or written over)."""
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -29,23 +27,6 @@ class Checked:
     remaining: list[Drift] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # memory id -> why not repaired
     busy: bool = False
-
-
-@contextmanager
-def _user_lock(user: str, token: str) -> Iterator[bool]:
-    """The pipeline's per-user lock: no batch of the user is half-applied while we look."""
-
-    coord, lease = wiring.coord(), wiring.settings().lock_lease_s
-    deadline = time.monotonic() + CHECK_LOCK_WAIT_S
-    held = coord.acquire(user, token, lease)
-    while not held and time.monotonic() < deadline:
-        time.sleep(0.2)
-        held = coord.acquire(user, token, lease)
-    try:
-        yield held
-    finally:
-        if held:
-            coord.release(user, token)
 
 
 def _scan(user: str) -> tuple[int, list[Drift]]:
@@ -81,7 +62,8 @@ def _repair(user: str, drifts: Sequence[Drift], token: str) -> dict[str, str]:
 
 def check_user(user: str, *, repair: bool) -> Checked:
     token = f"check:{uuid.uuid4().hex}"
-    with _user_lock(user, token) as held:
+    s = wiring.settings()
+    with wiring.coord().holding(user, token, s.lock_lease_s, CHECK_LOCK_WAIT_S) as held:
         if not held:
             return Checked(user, busy=True)
         count, found = _scan(user)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from schemas import IngestBatch, StoredMemory
@@ -113,19 +113,39 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+def _now(args: argparse.Namespace) -> datetime:
+    if not getattr(args, "now", None):
+        return datetime.now(UTC)
+    now = datetime.fromisoformat(args.now)
+    if now.tzinfo is None:
+        raise SystemExit("memq: --now needs a time zone, e.g. 2026-11-01T12:00:00Z")
+    return now
 
-    embedder, stores = wiring.embedder(), wiring.chroma()
-    vector = embedder.embed([args.query])[0]
-    hits = stores.search_memories(args.user, vector, embedder.model_id, args.k)
-    hits += stores.search(args.user, vector, embedder.model_id, args.k)
-    hits = sorted(hits, key=lambda h: -h.score)[: args.k]
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from workers.lifecycle import search  # noqa: PLC0415
+
+    hits = search(args.user, args.query, args.k, _now(args), record=not args.no_record)
     if args.json:
         _print_json([asdict(h) for h in hits])
         return 0
     for h in hits:
         print(f"{h.score:.3f} {h.type:<7} {h.event_at:%Y-%m-%d %H:%M} {h.content}  [{h.id}]")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from workers.lifecycle import all_users, timed  # noqa: PLC0415
+
+    now = _now(args)
+    users = [args.user] if args.user else all_users()
+    total = 0.0
+    for user in users:
+        result, seconds = timed(args.job, user, now, wait_s=60.0)
+        total += seconds
+        print(f"{args.job} {user}: examined {result.examined}, changed {result.changed} "
+              f"({seconds:.2f} s)")
+    print(f"{args.job}: {len(users)} user(s) in {total:.2f} s")
     return 0
 
 
@@ -210,7 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--memory")
         if name == "search":
             p.add_argument("--k", type=int, default=10)
+            p.add_argument("--now", help="rank as of this time (ISO 8601 with zone)")
+            p.add_argument("--no-record", action="store_true", help="do not count as a recall")
             p.add_argument("query")
+    p = sub.add_parser("run", help="run a lifecycle job now (beat runs them on schedule)")
+    p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed"))
+    p.add_argument("--user", help="one user (default: every user)")
+    p.add_argument("--now", help="the job's notion of now (ISO 8601 with zone)")
+    p.set_defaults(fn=cmd_run)
     p = sub.add_parser("check", help="compare Chroma and Neo4j memory by memory")
     p.add_argument("--user", help="one user (default: every user of either store)")
     p.add_argument("--repair", action="store_true",

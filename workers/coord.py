@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -105,6 +106,22 @@ class Coord:
 
     def release(self, user_id: str, token: str) -> None:
         self.r.eval(_RELEASE, 1, _lock_key(user_id), token)
+
+    @contextmanager
+    def holding(self, user_id: str, token: str, lease_s: float,
+                wait_s: float) -> Iterator[bool]:
+        """The user's lock for a job outside the chain (check, run, forget): waits up to
+        ``wait_s``; yields whether it is held."""
+        deadline = time.monotonic() + wait_s
+        held = self.acquire(user_id, token, lease_s)
+        while not held and time.monotonic() < deadline:
+            time.sleep(0.1)
+            held = self.acquire(user_id, token, lease_s)
+        try:
+            yield held
+        finally:
+            if held:
+                self.release(user_id, token)
 
     # -- per-turn ledger: a (user, turn id) is processed once -------------------------------------
     def unprocessed(self, user_id: str, turn_ids: Sequence[str]) -> set[str]:

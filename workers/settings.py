@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Literal
 
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from pipeline.lifecycle import Policy
 from pipeline.policy import Thresholds
+from schemas import Kind
 
 
 class Settings(BaseSettings):
@@ -51,6 +54,22 @@ class Settings(BaseSettings):
     fault_delay_stage: str | None = None
     fault_delay_s: float = 0.0
 
+    # lifecycle (pipeline.lifecycle.Policy) and the beat schedule (cron fields, UTC)
+    decay_rate: float = 0.95
+    decay_floor: float = 0.1
+    recall_boost: float = 0.1
+    # per-kind time to live in days, from the memory's event time (kinds not listed never
+    # expire); JSON in the environment, e.g. MEMQ_TTL_DAYS='{"event": 30, "fact": 365}'
+    ttl_days: dict[str, float] = {"event": 30.0}
+    session_grace_hours: float = 24.0
+    capacity: int = 10_000
+    cluster_similarity: float = 0.8
+    beat_decay: str = "7 * * * *"  # hourly
+    beat_expire: str = "17 * * * *"  # hourly
+    beat_consolidate: str = "30 3 * * *"  # nightly
+    beat_capacity: str = "45 4 * * *"  # daily
+    fanout_chunk: int = 200  # users per fan-out message
+
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -59,6 +78,13 @@ class Settings(BaseSettings):
         return Thresholds(min_confidence=self.min_confidence,
                           duplicate=self.duplicate_similarity,
                           ambiguous=self.ambiguous_similarity, chunk_tokens=self.chunk_tokens)
+
+
+def policy(s: Settings) -> Policy:
+    return Policy(decay_rate=s.decay_rate, floor=s.decay_floor, boost=s.recall_boost,
+                  ttl={Kind(kind): timedelta(days=days) for kind, days in s.ttl_days.items()},
+                  session_grace=timedelta(hours=s.session_grace_hours), capacity=s.capacity,
+                  cluster_similarity=s.cluster_similarity)
 
 
 def load() -> Settings:

@@ -78,6 +78,31 @@ def embedder() -> Embedder:
     return _embedder(settings())
 
 
+def embedder_for(model_id: str) -> Embedder:
+    """The embedder that made vectors of ``model_id`` (a user not yet re-embedded is searched
+    with the model of its vectors, never compared across models)."""
+    current = embedder()
+    if model_id == current.model_id:
+        return current
+    return _other_embedder(model_id)
+
+
+@cache
+def _other_embedder(model_id: str) -> Embedder:
+    from pipeline.adapters.embed_local import MODEL_ID, LocalEmbedder  # noqa: PLC0415
+    from pipeline.errors import ModelMismatchError  # noqa: PLC0415
+
+    if model_id == MODEL_ID:
+        return LocalEmbedder()
+    if model_id.startswith("openai:"):
+        from pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+
+        s = settings()
+        return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
+                              model=model_id.removeprefix("openai:"))
+    raise ModelMismatchError(f"no embedder can be built for stored model {model_id!r}")
+
+
 @cache
 def ports() -> Ports:
     extractor, judge = _llm(settings())

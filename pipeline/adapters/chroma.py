@@ -1,4 +1,7 @@
-"""Chroma (server mode) for memories and episodes, one collection each.
+"""Chroma (server mode) for memories and episodes: one collection of each per embedding
+model, so vectors of two models can never meet in one index (they may not even share a
+dimension). The offline model's collections are ``memq_memories`` and ``memq_episodes``;
+another model's carry its name as a suffix.
 
 Every read and write is scoped to one user by a ``user_id`` metadata filter built here, in
 the adapter: callers cannot forget it. Vectors are always passed explicitly (Chroma's default
@@ -7,7 +10,9 @@ embedding function would fetch a model from the network), in cosine space.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,16 +21,20 @@ from typing import Any, TypeVar
 import chromadb
 import chromadb.errors
 import httpx
+import numpy as np
 
 from pipeline import ids
 from pipeline.errors import TransientError
-from pipeline.ports import Hit, Neighbor, Vector
+from pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
 from schemas import StoredMemory, Turn
 
 T = TypeVar("T")
 Where = dict[str, Any]
 
+HNSW = {"hnsw": {"space": "cosine"}}
+PAGE = 2_000  # records per page when a user's vectors are scanned
 MEMORIES = "memq_memories"
+BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # pipeline.adapters.embed_local.MODEL_ID
 EPISODES = "memq_episodes"
 
 
@@ -53,6 +62,7 @@ def _user(user_id: str, *more: Where) -> Where:
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
     return {
         "user_id": m.user_id, "kind": str(m.kind), "status": str(m.status),
+        "content_hash": ids.content_hash(m.content),
         "confidence": m.confidence, "importance": m.importance,
         "valid_at": _ts(m.valid_at), "invalid_at": _ts(m.invalid_at),
         "created_at": _ts(m.created_at), "updated_at": _ts(m.updated_at),
@@ -85,7 +95,7 @@ def memory_from(record_id: str, document: str, meta: dict[str, Any]) -> StoredMe
 
 
 class ChromaStores:
-    """Implements MemoryStore (``memories``) and EpisodeStore (``episodes``) on one client."""
+    """Implements MemoryStore (memories) and EpisodeStore (episodes) on one client."""
 
     def __init__(self, client_factory: Callable[[], Any]) -> None:
         self._factory = client_factory
@@ -96,69 +106,133 @@ class ChromaStores:
     def connect(cls, host: str, port: int) -> ChromaStores:
         return cls(lambda: chromadb.HttpClient(host=host, port=port))
 
-    def _col(self, name: str) -> Any:
-        if name not in self._collections:
+    # -- collections ----------------------------------------------------------------------
+    @staticmethod
+    def collection_name(base: str, model_id: str) -> str:
+        if model_id == BASE_MODEL:
+            return base
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")[:40]
+        return f"{base}--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
+
+    def _connect(self) -> Any:
+        if self._client is None:
             try:
-                if self._client is None:
-                    self._client = self._factory()
-                self._collections[name] = self._client.get_or_create_collection(
-                    name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
-                )
+                self._client = self._factory()
             except ValueError as exc:  # HttpClient says "Could not connect" as ValueError
                 raise TransientError(f"chroma unavailable: {exc}") from exc
+        return self._client
+
+    def _col(self, name: str) -> Any:
+        if name not in self._collections:
+            with _transient():
+                self._collections[name] = self._connect().get_or_create_collection(
+                    name, configuration=HNSW, embedding_function=None)
         return self._collections[name]
+
+    def _names(self, base: str) -> list[str]:
+        """Every collection of this kind, one per embedding model in use."""
+        with _transient():
+            found = [c if isinstance(c, str) else c.name
+                     for c in self._connect().list_collections()]
+        names = {n for n in found if n == base or n.startswith(base + "--")}
+        return sorted(names | {base})
 
     def _call(self, name: str, fn: Callable[[Any], T]) -> T:
         with _transient():
             return fn(self._col(name))
 
+    def _each(self, base: str, fn: Callable[[Any], Any]) -> list[Any]:
+        return [self._call(name, fn) for name in self._names(base)]
+
     # -- memories -------------------------------------------------------------------------
     def upsert(self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]) -> None:
-        full = [(m, v) for m, v in zip(memories, vectors, strict=True) if v is not None]
-        meta_only = [m for m, v in zip(memories, vectors, strict=True) if v is None]
+        by_model: dict[str, list[tuple[StoredMemory, Vector | None]]] = {}
+        for m, v in zip(memories, vectors, strict=True):
+            by_model.setdefault(m.embedding_model, []).append((m, v))
+        for model, rows in by_model.items():
+            self._upsert_model(self.collection_name(MEMORIES, model), rows)
+
+    def _upsert_model(self, name: str, rows: list[tuple[StoredMemory, Vector | None]]) -> None:
+        full = [(m, v) for m, v in rows if v is not None]
+        meta_only = [m for m, v in rows if v is None]
         if full:
-            self._call(MEMORIES, lambda c: c.upsert(
+            self._call(name, lambda c: c.upsert(
                 ids=[m.id for m, _ in full], embeddings=[v for _, v in full],
                 documents=[m.content for m, _ in full],
                 metadatas=[memory_metadata(m) for m, _ in full]))
         if meta_only:
-            # Status changes keep the stored vector: read it back, write the full record.
-            res = self._call(MEMORIES, lambda c: c.get(ids=[m.id for m in meta_only],
-                                                       include=["embeddings"]))
-            stored = dict(zip(res["ids"], res["embeddings"], strict=True))
-            missing = [m.id for m in meta_only if m.id not in stored]
+            # Same text, same vector: only the metadata changes.
+            present = set(self._call(name, lambda c: c.get(
+                ids=[m.id for m in meta_only], include=[]))["ids"])
+            missing = [m.id for m in meta_only if m.id not in present]
             if missing:
                 raise TransientError(f"memories {missing} not in chroma yet; retrying")
-            self._call(MEMORIES, lambda c: c.upsert(
-                ids=[m.id for m in meta_only], embeddings=[stored[m.id] for m in meta_only],
-                documents=[m.content for m in meta_only],
+            self._call(name, lambda c: c.update(
+                ids=[m.id for m in meta_only],
                 metadatas=[memory_metadata(m) for m in meta_only]))
+
+    def _exact_top(self, name: str, where: Where, vector: Vector, k: int
+                   ) -> list[tuple[float, str, str, dict[str, Any]]]:
+        """Exact cosine top-k over one user's records. Chroma's filtered HNSW search misses
+        records when the filter is selective (one user among many: seen returning none of a
+        user's only memory), and dedupe must not miss a duplicate: so the user's vectors are
+        scanned, page by page."""
+        query = np.asarray(vector, dtype=np.float32)
+        query /= max(float(np.linalg.norm(query)), 1e-12)
+        best: list[tuple[float, str, str, dict[str, Any]]] = []
+        offset = 0
+        while True:
+            res = self._page(name, where, offset)
+            if not res["ids"]:
+                break
+            matrix = np.asarray(res["embeddings"], dtype=np.float32)
+            matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
+            sims = matrix @ query
+            best += [(float(s), i, d, m) for s, i, d, m in
+                     zip(sims, res["ids"], res["documents"], res["metadatas"], strict=True)]
+            best = sorted(best, key=lambda row: (-row[0], row[1]))[:k]
+            if len(res["ids"]) < PAGE:
+                break
+            offset += PAGE
+        return best
+
+    def _page(self, name: str, where: Where, offset: int) -> Any:
+        return self._call(name, lambda c: c.get(
+            where=where, limit=PAGE, offset=offset,
+            include=["documents", "metadatas", "embeddings"]))
 
     def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
         where = _user(user_id, {"status": "current"}, {"embedding_model": model_id})
-        res = self._call(MEMORIES, lambda c: c.query(
-            query_embeddings=[vector], n_results=k, where=where,
-            include=["documents", "metadatas", "distances"]))
-        return [
-            Neighbor(memory_from(i, d, m), 1.0 - dist)
-            for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
-                                     res["distances"][0], strict=True)
-        ]
+        top = self._exact_top(self.collection_name(MEMORIES, model_id), where, vector, k)
+        return [Neighbor(memory_from(i, d, m), sim) for sim, i, d, m in top]
+
+    def _find(self, where: Where, **kwargs: Any) -> list[StoredMemory]:
+        found = []
+        for res in self._each(MEMORIES, lambda c: c.get(
+                where=where, include=["documents", "metadatas"], **kwargs)):
+            found += [memory_from(i, d, m) for i, d, m in
+                      zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
+        return found
+
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
+        """Current memories of the user with the same normalised text, by content hash."""
+        hashes = sorted({ids.content_hash(c) for c in contents})
+        if not hashes:
+            return {}
+        found = self._find(_user(user_id, {"status": "current"},
+                                 {"content_hash": {"$in": hashes}}))
+        return {ids.content_hash(m.content): m for m in found}
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
         """An embedding model other than ``model_id`` that this user's memories use, if any."""
-        res = self._call(MEMORIES, lambda c: c.get(
-            where=_user(user_id, {"embedding_model": {"$ne": model_id}}), limit=1,
-            include=["metadatas"]))
-        return str(res["metadatas"][0]["embedding_model"]) if res["ids"] else None
+        for m in self._find(_user(user_id, {"embedding_model": {"$ne": model_id}}), limit=1):
+            return m.embedding_model
+        return None
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         if not memory_ids:
             return []
-        res = self._call(MEMORIES, lambda c: c.get(
-            ids=list(memory_ids), where=_user(user_id), include=["documents", "metadatas"]))
-        return [memory_from(i, d, m) for i, d, m in
-                zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
+        return self._find(_user(user_id), ids=list(memory_ids))
 
     def memories(self, user_id: str, *, include_inactive: bool,
                  as_of: datetime | None = None) -> list[StoredMemory]:
@@ -171,11 +245,7 @@ class ChromaStores:
             where = _user(user_id)
         else:
             where = _user(user_id, {"status": "current"})
-        res = self._call(MEMORIES, lambda c: c.get(where=where, include=["documents",
-                                                                         "metadatas"]))
-        found = [memory_from(i, d, m) for i, d, m in
-                 zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
-        return sorted(found, key=lambda m: (m.valid_at, m.id))
+        return sorted(self._find(where), key=lambda m: (m.valid_at, m.id))
 
     def search_memories(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
         return [
@@ -188,15 +258,83 @@ class ChromaStores:
 
     def users(self) -> set[str]:
         """Every user with a memory (for all-user jobs)."""
-        res = self._call(MEMORIES, lambda c: c.get(include=["metadatas"]))
-        return {str(m["user_id"]) for m in res["metadatas"]}
+        return {str(m["user_id"]) for res in self._each(MEMORIES, lambda c: c.get(
+            include=["metadatas"])) for m in res["metadatas"]}
 
     def delete_user(self, user_id: str) -> int:
         deleted = 0
-        for name in (MEMORIES, EPISODES):
-            res = self._call(name, lambda c: c.delete(where=_user(user_id)))
-            deleted += int((res or {}).get("deleted", 0))
+        for base in (MEMORIES, EPISODES):
+            for res in self._each(base, lambda c: c.delete(where=_user(user_id))):
+                deleted += int((res or {}).get("deleted", 0))
         return deleted
+
+    def delete_memory(self, user_id: str, memory_id: str) -> int:
+        return sum(int((res or {}).get("deleted", 0)) for res in self._each(
+            MEMORIES, lambda c: c.delete(ids=[memory_id], where=_user(user_id))))
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def record_access(self, memories: Sequence[StoredMemory]) -> None:
+        """Only importance and last access: a partial update cannot undo a concurrent merge."""
+        for model in {m.embedding_model for m in memories}:
+            self._record_access(model, [m for m in memories if m.embedding_model == model])
+
+    def _record_access(self, model: str, mine: list[StoredMemory]) -> None:
+        self._call(self.collection_name(MEMORIES, model), lambda c: c.update(
+            ids=[m.id for m in mine],
+            metadatas=[{"importance": m.importance,
+                        "last_accessed_at": _ts(m.last_accessed_at)} for m in mine]))
+
+    def consolidation_pool(self, user_id: str, model_id: str
+                           ) -> tuple[list[tuple[StoredMemory, Vector]], list[EpisodeItem]]:
+        """Current episodic (event) memories and user-turn episodes not yet consolidated."""
+        res = self._call(self.collection_name(MEMORIES, model_id), lambda c: c.get(
+            where=_user(user_id, {"status": "current"}, {"kind": "event"},
+                        {"consolidated_into": ""}),
+            include=["documents", "metadatas", "embeddings"]))
+        memories = [(memory_from(i, d, m), [float(x) for x in v]) for i, d, m, v in
+                    zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"],
+                        strict=True)]
+        res = self._call(self.collection_name(EPISODES, model_id), lambda c: c.get(
+            where=_user(user_id, {"role": "user"}),
+            include=["documents", "metadatas", "embeddings"]))
+        episodes = [EpisodeItem(id=i, content=d, vector=[float(x) for x in v],
+                                event_at=_dt(m["event_at"]) or datetime.now(UTC),
+                                turn_id=m["turn_id"])
+                    for i, d, m, v in zip(res["ids"], res["documents"], res["metadatas"],
+                                          res["embeddings"], strict=True)
+                    if not m.get("consolidated_into")]
+        return memories, episodes
+
+    def mark_episodes(self, episode_ids: list[str], into: str, model_id: str) -> None:
+        self._call(self.collection_name(EPISODES, model_id), lambda c: c.update(
+            ids=episode_ids, metadatas=[{"consolidated_into": into}] * len(episode_ids)))
+
+    def migrate(self, user_id: str, embed: Callable[[list[str]], list[Vector]],
+                model_id: str, batch: int = 256) -> int:
+        """Move every memory and episode of the user into ``model_id``'s collections,
+        re-embedded from their text; returns how many records moved."""
+        moved = 0
+        for base in (MEMORIES, EPISODES):
+            target = self.collection_name(base, model_id)
+            for name in self._names(base):
+                if name == target:
+                    continue
+                while count := self._move(user_id, name, target, embed, model_id, batch):
+                    moved += count
+        return moved
+
+    def _move(self, user_id: str, source: str, target: str,
+              embed: Callable[[list[str]], list[Vector]], model_id: str, batch: int) -> int:
+        res = self._call(source, lambda c: c.get(
+            where=_user(user_id), limit=batch, include=["documents", "metadatas"]))
+        if not res["ids"]:
+            return 0
+        metas = [{**m, "embedding_model": model_id} for m in res["metadatas"]]
+        vectors = embed(list(res["documents"]))
+        self._call(target, lambda c: c.upsert(
+            ids=res["ids"], embeddings=vectors, documents=res["documents"], metadatas=metas))
+        self._call(source, lambda c: c.delete(ids=res["ids"]))  # after: a crash only repeats
+        return len(res["ids"])
 
     # -- episodes -------------------------------------------------------------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
@@ -204,7 +342,7 @@ class ChromaStores:
         if not turns:
             return 0
         episode_ids = [ids.episode_id(user_id, t.turn_id) for t in turns]
-        self._call(EPISODES, lambda c: c.upsert(
+        self._call(self.collection_name(EPISODES, model_id), lambda c: c.upsert(
             ids=episode_ids, embeddings=list(vectors), documents=[t.content for t in turns],
             metadatas=[{
                 "user_id": user_id, "session_id": session_id, "turn_id": t.turn_id,
@@ -214,35 +352,39 @@ class ChromaStores:
             } for t in turns]))
         return len(turns)
 
-    def delete_memory(self, user_id: str, memory_id: str) -> int:
-        res = self._call(MEMORIES, lambda c: c.delete(ids=[memory_id], where=_user(user_id)))
-        return int((res or {}).get("deleted", 0))
+    def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
+        """Every episode of the user as (session id, turn, stored at)."""
+        out = []
+        for res in self._each(EPISODES, lambda c: c.get(where=_user(user_id),
+                                                        include=["documents", "metadatas"])):
+            for d, m in zip(res["documents"], res["metadatas"], strict=True):
+                turn = Turn(turn_id=m["turn_id"], role=m["role"], content=d,
+                            timestamp=_dt(m["event_at"]) or datetime.now(UTC),
+                            metadata=json.loads(m.get("metadata") or "{}"))
+                out.append((str(m["session_id"]), turn,
+                            _dt(m["created_at"]) or datetime.now(UTC)))
+        return out
 
     def delete_episodes(self, user_id: str, turn_ids: Sequence[str]) -> None:
         if turn_ids:
             wanted = [ids.episode_id(user_id, t) for t in turn_ids]
-            self._call(EPISODES, lambda c: c.delete(ids=wanted, where=_user(user_id)))
 
-    def episode_ids_present(self, user_id: str, turn_ids: Sequence[str]) -> set[str]:
-        wanted = [ids.episode_id(user_id, t) for t in turn_ids]
-        res = self._call(EPISODES, lambda c: c.get(ids=wanted, where=_user(user_id),
-                                                   include=["metadatas"]))
-        return {m["turn_id"] for m in res["metadatas"]}
+            def delete(c: Any) -> None:
+                c.delete(ids=wanted, where=_user(user_id))
+
+            self._each(EPISODES, delete)
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        where = _user(user_id, {"embedding_model": model_id})
-        res = self._call(EPISODES, lambda c: c.query(
-            query_embeddings=[vector], n_results=k, where=where,
-            include=["documents", "metadatas", "distances"]))
+        top = self._exact_top(self.collection_name(EPISODES, model_id), _user(user_id),
+                              vector, k)
         return [
-            Hit(id=i, type="episode", content=d, score=1.0 - dist, event_at=_dt(m["event_at"])
+            Hit(id=i, type="episode", content=d, score=sim, event_at=_dt(m["event_at"])
                 or datetime.min.replace(tzinfo=UTC), created_at=_dt(m["created_at"])
                 or datetime.min.replace(tzinfo=UTC), source_turn_ids=[m["turn_id"]],
                 role=m["role"])
-            for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
-                                     res["distances"][0], strict=True)
+            for sim, i, d, m in top
         ]
 
     def count_episodes(self, user_id: str) -> int:
-        res = self._call(EPISODES, lambda c: c.get(where=_user(user_id), include=[]))
-        return len(res["ids"])
+        return sum(len(res["ids"]) for res in self._each(
+            EPISODES, lambda c: c.get(where=_user(user_id), include=[])))

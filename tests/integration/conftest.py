@@ -121,6 +121,15 @@ def demo_lines(user_id: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def episodes(user_id: str) -> list[str]:
+    """The user's raw turns as stored in Chroma (read directly: search is approximate)."""
+    import chromadb
+
+    got = chromadb.HttpClient(host="127.0.0.1", port=8000).get_collection(
+        "memq_episodes").get(where={"user_id": user_id}, include=["documents"])
+    return sorted(got["documents"])
+
+
 @pytest.fixture
 def user_id() -> str:
     return f"t-{uuid.uuid4().hex[:12]}"

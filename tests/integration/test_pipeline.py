@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 import redis
-from conftest import REDIS_URL, demo_lines, memq, memq_json, wait_done
+from conftest import REDIS_URL, demo_lines, episodes, memq, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 def _state(user: str) -> tuple[list[dict], list[dict], int]:
     memories = memq_json("memories", "--user", user, "--all")
     audit = memq_json("audit", "--user", user)
-    episodes = [h for h in memq_json("search", "--user", user, "--k", "50", "production")
-                if h["type"] == "episode"]
-    return memories, audit, len(episodes)
+    return memories, audit, len(episodes(user))
 
 
 def test_demo_outcome(user_id: str) -> None:

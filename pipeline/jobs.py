@@ -1,0 +1,137 @@
+"""Lifecycle jobs for one user, run through the ports: decay, expire, capacity, consolidate,
+reembed. The caller holds the user's lock. Each job is idempotent: the pure step finds
+nothing left to do on a second run, and audit ids derive from the state being changed, so a
+job killed half-way and run again writes the same entries, not new ones.
+
+The graph (audit included) is written before Chroma: Chroma is where jobs read the user's
+memories from, so a memory whose Chroma write was lost is simply found again next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pipeline import ids, lifecycle
+from pipeline.lifecycle import Change, Policy
+from pipeline.ports import EpisodeItem, Extractor
+from pipeline.service import Ports
+from schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Turn
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job: str
+    user_id: str
+    examined: int
+    changed: int
+
+
+def apply_changes(ports: Ports, user_id: str, job: str, op: Operation,
+                  changes: Sequence[Change], now: datetime,
+                  vectors: Sequence[list[float] | None] | None = None) -> int:
+    if not changes:
+        return 0
+    audit = [AuditEntry(
+        id=ids.audit_id(f"job:{job}", c.before.id, f"{op}:{c.before.updated_at.isoformat()}"),
+        user_id=user_id, memory_id=c.after.id, operation=op,
+        before=c.before.model_dump(mode="json") if c.before is not c.after else None,
+        after=c.after.model_dump(mode="json"), reason=c.reason,
+        source_turn_ids=list(c.after.source_turn_ids), batch_id=f"job:{job}",
+        extractor=f"lifecycle:{job}", at=now,
+    ) for c in changes]
+    memories = [c.after for c in changes]
+    ports.graph.apply(user_id, memories, audit, now)
+    ports.memories.upsert(memories, list(vectors) if vectors else [None] * len(memories))
+    return len(changes)
+
+
+def _simple(job: str, step: Callable[[Sequence[StoredMemory], datetime, Policy], list[Change]]
+            ) -> Callable[[Ports, str, datetime, Policy], JobResult]:
+    def run(ports: Ports, user_id: str, now: datetime, policy: Policy) -> JobResult:
+        memories = ports.memories.memories(user_id, include_inactive=False)
+        changed = apply_changes(ports, user_id, job, Operation.ARCHIVE,
+                                step(memories, now, policy), now)
+        return JobResult(job, user_id, len(memories), changed)
+    return run
+
+
+decay = _simple("decay", lifecycle.decay)
+expire = _simple("expire", lifecycle.expire)
+capacity = _simple("capacity", lifecycle.over_capacity)
+
+
+def summarize(extractor: Extractor, texts: Sequence[str], at: datetime,
+              source_ids: Sequence[str]) -> CandidateMemory:
+    """One semantic sentence for a cluster: what the extractor finds in it, most supported
+    first; else the cluster's first text, quoted as a recurring theme."""
+    turns = [Turn(turn_id=f"c{i}", role="user", content=t, timestamp=at)
+             for i, t in enumerate(texts)]
+    found = sorted(extractor.extract(turns), key=lambda c: (-len(c.source_turn_ids), c.content))
+    if found:
+        best = found[0]
+        return best.model_copy(update={"source_turn_ids": list(source_ids), "valid_at": at})
+    theme = texts[0].strip().rstrip(".!?。！？")[:160]
+    return CandidateMemory(
+        content=f'The user repeatedly brings up: "{theme}".', kind=Kind.FACT, confidence=0.7,
+        importance=0.5, source_turn_ids=list(source_ids), valid_at=at)
+
+
+def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
+                memories: Sequence[tuple[StoredMemory, list[float]]],
+                episodes: Sequence[EpisodeItem],
+                mark_episodes: Callable[[list[str], str], None]) -> JobResult:
+    """Clusters of >= cluster_min similar episodic memories and episodes, not consolidated
+    before, become one semantic memory DERIVED_FROM them; source memories keep importance
+    x 0.3, source episodes are marked. A cluster is consolidated once: the semantic memory's
+    id derives from its members."""
+    mems = {m.id: (m, v) for m, v in memories if m.consolidated_into is None and m.is_current}
+    eps = {e.id: e for e in episodes}
+    items = [(k, v) for k, (_, v) in mems.items()] + [(e.id, e.vector) for e in episodes]
+    groups = lifecycle.clusters(items, similarity=policy.cluster_similarity,
+                                min_size=policy.cluster_min)
+    changed = 0
+    for group in groups:
+        members = [mems[k][0] for k in group if k in mems]
+        sources = [e for k in group if (e := eps.get(k)) is not None]
+        texts = [mems[k][0].content if k in mems else eps[k].content for k in group]
+        at = max([m.valid_at for m in members] + [e.event_at for e in sources])
+        turns = sorted({t for m in members for t in m.source_turn_ids}
+                       | {e.turn_id for e in sources})
+        semantic_id = "m_" + ids.content_hash(f"consolidated:{user_id}:{','.join(sorted(group))}")
+        if not ports.memories.get(user_id, [semantic_id]):
+            cand = summarize(ports.extractor, texts, at, turns)
+            semantic = StoredMemory(
+                id=semantic_id, user_id=user_id, content=cand.content,
+                kind=Kind.FACT if cand.kind is Kind.EVENT else cand.kind,
+                confidence=cand.confidence,
+                importance=max([m.importance for m in members] + [cand.importance]),
+                entities=cand.entities, triples=cand.triples, source_turn_ids=turns,
+                valid_at=at, created_at=now, updated_at=now,
+                embedding_model=ports.embedder.model_id, derived_from=sorted(group))
+            vector = ports.embedder.embed([semantic.content])[0]
+            add = Change(semantic, semantic, f"consolidated from {len(group)} similar items")
+            changed += apply_changes(ports, user_id, "consolidate", Operation.CONSOLIDATE,
+                                     [add], now, vectors=[vector])
+        faded = [Change(m, m.with_changes(
+            importance=m.importance * policy.consolidated_factor,
+            consolidated_into=semantic_id, updated_at=now),
+            f"consolidated into {semantic_id}") for m in members]
+        changed += apply_changes(ports, user_id, "consolidate", Operation.UPDATE, faded, now)
+        if sources:
+            mark_episodes([e.id for e in sources], semantic_id)
+    return JobResult("consolidate", user_id, len(items), changed)
+
+
+def reembed(ports: Ports, user_id: str, now: datetime, *,
+            migrate: Callable[[str, Callable[[list[str]], list[list[float]]], str], int]
+            ) -> JobResult:
+    """Every memory and episode of the user re-embedded from its text into the configured
+    model's collections (under the user's lock). Queries never mix models: each model has its
+    own collections, and a user's searches use the model its vectors were made with."""
+    moved = migrate(user_id, ports.embedder.embed, ports.embedder.model_id)
+    if moved:  # the graph's copy names the model too
+        ports.graph.apply(user_id, ports.memories.memories(user_id, include_inactive=True), [],
+                          now)
+    return JobResult("reembed", user_id, moved, moved)

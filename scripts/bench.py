@@ -1,0 +1,99 @@
+"""Benchmarks (see scripts/bench). Each prints what it measured, one figure per line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+
+def bench_embed(args: argparse.Namespace) -> None:
+    from pipeline.adapters.embed_local import LocalEmbedder
+
+    rng = random.Random(1)
+    words = ["user", "production", "server", "prefers", "concise", "answers", "deploys",
+             "ubuntu", "team", "uses", "terraform", "likes", "jazz", "lives", "in", "lisbon",
+             "works", "at", "initech", "on", "weekends"]
+    texts = [" ".join(rng.choice(words) for _ in range(15)) for _ in range(args.n)]
+    for threads in (1, 2):
+        e = LocalEmbedder(threads=threads, batch_size=32)
+        e.embed(texts[:64])  # warm up
+        t = time.perf_counter()
+        e.embed(texts)
+        dt = time.perf_counter() - t
+        print(f"local int8 ONNX, {threads} thread(s), batch 32: {args.n / dt:,.0f} sentences/s")
+
+
+def _plant(user: str, n: int, now: datetime) -> None:
+    from pipeline.adapters.embed_local import MODEL_ID
+    from schemas import Kind, StoredMemory, Triple
+    from workers import wiring
+
+    rng = np.random.default_rng(7)
+    kinds = [Kind.PREFERENCE, Kind.FACT, Kind.EVENT, Kind.PROFILE]
+    memories, vectors = [], []
+    for i in range(n):
+        age = timedelta(days=float(rng.uniform(0, 120)))
+        memories.append(StoredMemory(
+            id=f"m_bench_{user}_{i}", user_id=user, content=f"The user mentioned item {i}.",
+            kind=kinds[i % 4], confidence=float(rng.uniform(0.7, 1.0)),
+            importance=float(rng.uniform(0.1, 1.0)),
+            triples=[Triple(subject="user", predicate="mentions", object=f"item {i}")],
+            source_turn_ids=[f"t{i}"], valid_at=now - age, created_at=now - age,
+            updated_at=now - age, embedding_model=MODEL_ID))
+        v = rng.normal(size=384)
+        vectors.append((v / np.linalg.norm(v)).tolist())
+    chroma, graph = wiring.chroma(), wiring.graph()
+    t = time.perf_counter()
+    for start in range(0, n, 500):
+        chroma.upsert(memories[start:start + 500], vectors[start:start + 500])
+    print(f"planted {n} memories in chroma: {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    for start in range(0, n, 1000):
+        graph.apply(user, memories[start:start + 1000], [], now)
+    print(f"planted {n} memories in neo4j: {time.perf_counter() - t:.1f} s")
+
+
+def bench_lifecycle(args: argparse.Namespace) -> None:
+    os.environ.setdefault("MEMQ_REDIS_URL", "redis://127.0.0.1:6379/11")
+    os.environ["MEMQ_CAPACITY"] = str(args.memories - args.memories // 100)
+    from workers import wiring
+    from workers.lifecycle import timed
+
+    user = f"bench-{uuid.uuid4().hex[:8]}"
+    now = datetime.now(UTC)
+    _plant(user, args.memories, now)
+    for job in ("decay", "expire", "capacity", "consolidate", "reembed"):
+        result, seconds = timed(job, user, now + timedelta(days=1), wait_s=10)
+        print(f"{job:>12}: {seconds:7.2f} s for {result.examined} memories "
+              f"({result.changed} changed)")
+    again, seconds = timed("decay", user, now + timedelta(days=1), wait_s=10)
+    print(f"{'decay again':>12}: {seconds:7.2f} s ({again.changed} changed: idempotent)")
+    if not args.keep:
+        wiring.chroma().delete_user(user)
+        wiring.graph().delete_user(user)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("embed")
+    p.add_argument("--n", type=int, default=2000)
+    p.set_defaults(fn=bench_embed)
+    p = sub.add_parser("lifecycle")
+    p.add_argument("--memories", type=int, default=10_000)
+    p.add_argument("--keep", action="store_true")
+    p.set_defaults(fn=bench_lifecycle)
+    args = ap.parse_args()
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    main()

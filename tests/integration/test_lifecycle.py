@@ -1,0 +1,154 @@
+"""Lifecycle jobs on the real stores with controlled time (--now): decay, recall, expiry,
+consolidation, capacity, re-embedding and the beat fan-out through a real worker."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta
+
+import chromadb
+import pytest
+from conftest import memq, memq_env, memq_json, wait_done
+from fakellm import FakeLLM
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
+
+
+def _ingest(user: str, *texts: str, start: str = "2026-03-01T09:00:00+00:00") -> None:
+    t0 = datetime.fromisoformat(start)
+    lines = [json.dumps({"user_id": user, "session_id": "s1", "turn_id": f"t{i}",
+                         "role": "user", "content": text,
+                         "timestamp": (t0 + timedelta(minutes=i)).isoformat()})
+             for i, text in enumerate(texts)]
+    memq("enqueue", "-", stdin="\n".join(lines) + "\n")
+    wait_done()
+
+
+def _by_content(user: str) -> dict[str, dict]:
+    return {m["content"]: m for m in memq_json("memories", "--user", user, "--all")}
+
+
+def _at(memories: dict[str, dict], days: float) -> str:
+    latest = max(datetime.fromisoformat(m["created_at"]) for m in memories.values())
+    return (latest + timedelta(days=days)).isoformat()
+
+
+def test_decay_archives_exactly_what_the_formula_says(user_id: str) -> None:
+    _ingest(user_id, "I'm a product manager.", "I like jazz.", "We use Terraform.")
+    before = _by_content(user_id)
+    now = _at(before, 33)
+    t = datetime.fromisoformat(now)
+    expected = {c for c, m in before.items() if m["importance"] * 0.95 ** (
+        (t - datetime.fromisoformat(m["created_at"])).total_seconds() / 86400) < 0.1}
+    assert expected == {"The user's team uses Terraform."}  # 0.5 decays first
+    out = memq("run", "decay", "--user", user_id, "--now", now).stdout
+    assert "changed 1" in out
+    after = _by_content(user_id)
+    assert {c for c, m in after.items() if m["status"] == "archived"} == expected
+    archived = after["The user's team uses Terraform."]
+    entries = memq_json("audit", "--user", user_id, "--memory", archived["id"])
+    assert [e["operation"] for e in entries] == ["add", "archive"]
+    assert "changed 0" in memq("run", "decay", "--user", user_id, "--now", now).stdout
+    hits = memq_json("search", "--user", user_id, "--no-record", "terraform")
+    assert archived["id"] not in {h["id"] for h in hits}  # archived: out of search
+
+
+def test_recalled_memory_outlives_its_unrecalled_twin(user_id: str) -> None:
+    _ingest(user_id, "I like jazz.", "I like hiking.")
+    memories = _by_content(user_id)
+    hits = memq_json("search", "--user", user_id, "--k", "1", "--now", _at(memories, 20),
+                     "jazz music")
+    assert "jazz" in hits[0]["content"]  # the raw turn or the memory
+    seen = {c: m["last_accessed_at"] for c, m in _by_content(user_id).items()}
+    assert seen["The user likes jazz."] is not None  # the top memory was recalled...
+    assert seen["The user likes hiking."] is None  # ...its twin was not
+    memq("run", "decay", "--user", user_id, "--now", _at(memories, 40))
+    status = {c: m["status"] for c, m in _by_content(user_id).items()}
+    assert status == {"The user likes jazz.": "current", "The user likes hiking.": "archived"}
+
+
+def test_expiry_by_kind(user_id: str) -> None:
+    _ingest(user_id, "We use Terraform.", "I like jazz.")
+    memories = _by_content(user_id)
+    env = memq_env(MEMQ_TTL_DAYS='{"fact": 10}')
+    out = memq("run", "expire", "--user", user_id, "--now", _at(memories, 400), env=env)
+    assert "changed 1" in out.stdout
+    status = {c: m["status"] for c, m in _by_content(user_id).items()}
+    assert status == {"The user's team uses Terraform.": "archived",
+                      "The user likes jazz.": "current"}  # preferences never expire
+
+
+def test_consolidation_needs_three_and_runs_once(user_id: str) -> None:
+    _ingest(user_id, "Went for a long run by the river this morning.",
+            "Baked sourdough bread today.",
+            "Another long run by the river this morning.",
+            "Baked another sourdough loaf today.",
+            "This morning I did my long run by the river again.")
+    assert _by_content(user_id) == {}  # nothing the rules extract: episodes only
+    assert "changed 1" in memq("run", "consolidate", "--user", user_id).stdout
+    (semantic,) = _by_content(user_id).values()
+    assert "long run by the river" in semantic["content"]
+    assert len(semantic["derived_from"]) == 3  # the three runs, not the two loaves
+    assert [e["operation"] for e in memq_json("audit", "--user", user_id)] == ["consolidate"]
+    assert "changed 0" in memq("run", "consolidate", "--user", user_id).stdout
+    assert len(_by_content(user_id)) == 1
+
+
+def test_capacity_archives_the_lowest(user_id: str) -> None:
+    _ingest(user_id, "I'm a product manager.", "I like jazz.", "We use Terraform.",
+            "I live in Lisbon.")
+    out = memq("run", "capacity", "--user", user_id, env=memq_env(MEMQ_CAPACITY="2"))
+    assert "changed 2" in out.stdout
+    status = {c: m["status"] for c, m in _by_content(user_id).items()}
+    # importance x confidence: role 0.8, lives_in 0.7 kept; likes 0.6, uses 0.5 archived
+    assert status == {"The user is a product manager.": "current",
+                      "The user lives in Lisbon.": "current",
+                      "The user likes jazz.": "archived",
+                      "The user's team uses Terraform.": "archived"}
+
+
+def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
+    _ingest(user_id, "I like jazz.", "We use Terraform.")
+    with FakeLLM() as fake:
+        env = memq_env(MEMQ_EMBEDDER="openai", MEMQ_EMBED_BASE_URL=fake.base_url,
+                       MEMQ_EMBED_MODEL="fake-embed")
+        # not migrated yet: the user is searched with the model of its vectors
+        before = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
+                                 "jazz", env=env).stdout)
+        assert before[0]["content"] in ("The user likes jazz.", "I like jazz.")
+        memq("run", "reembed", "--user", user_id, env=env)
+        client = chromadb.HttpClient(host="127.0.0.1", port=8000)
+        for base in ("memq_memories", "memq_episodes"):
+            models: dict[str, set[str]] = {}  # collection -> models of the user's records
+            for col in client.list_collections():
+                name = col if isinstance(col, str) else col.name
+                if name == base or name.startswith(base + "--"):
+                    got = client.get_collection(name).get(where={"user_id": user_id},
+                                                          include=["metadatas"])
+                    if got["ids"]:
+                        models[name] = {m["embedding_model"] for m in got["metadatas"]}
+            # all of the user's vectors now live in the new model's own collection
+            assert list(models.values()) == [{"openai:fake-embed"}], models
+            assert base not in models
+        after = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
+                                "I like jazz.", env=env).stdout)
+        assert "jazz" in after[0]["content"]
+
+
+def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
+    from workers import lifecycle
+
+    schedule = lifecycle.beat_schedule()
+    assert sorted(schedule) == ["memq-capacity", "memq-consolidate", "memq-decay",
+                                "memq-expire"]
+    _ingest(user_id, "We use Terraform.")
+    now = _at(_by_content(user_id), 60)
+    lifecycle.app.conf.broker_url = memq_env()["MEMQ_REDIS_URL"]
+    lifecycle.fanout.delay("decay", now)  # what beat sends; the worker fans out per user
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if {m["status"] for m in _by_content(user_id).values()} == {"archived"}:
+            return
+        time.sleep(0.5)
+    pytest.fail("the fanned-out decay did not archive the user's memory")

@@ -1,0 +1,172 @@
+"""Lifecycle on the beat scheduler: fan-out per user, each user's job under its lock.
+
+    beat -> memq.lifecycle.fanout(job) -> memq.lifecycle.chunk(job, users) -> memq.lifecycle.run
+
+``memq run JOB [--user U] [--now T]`` runs the same per-user function in-process. Jobs are
+idempotent (see pipeline.jobs), so a killed run is simply run again (acks_late redelivers it).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+from celery.schedules import crontab
+
+from pipeline import jobs, lifecycle
+from pipeline.ports import Hit
+from schemas import IngestBatch, Turn
+from workers import wiring
+from workers.app import app
+from workers.settings import policy
+from workers.tasks import LockBusy, Stage
+
+log = structlog.get_logger(__name__)
+JOBS = ("decay", "expire", "consolidate", "capacity", "reembed")
+REEXTRACT_AFTER = timedelta(minutes=10)  # an unprocessed episode older than this: failed
+
+
+def all_users() -> list[str]:
+    return sorted(wiring.chroma().users() | set(wiring.graph().users()))
+
+
+def _user_model(user_id: str) -> str:
+    """The embedding model of the user's stored vectors (the configured one if none yet)."""
+    configured = wiring.embedder().model_id
+    return wiring.chroma().foreign_model(user_id, configured) or configured
+
+
+def reextract_failed(user_id: str, now: datetime) -> int:
+    """Episodes whose extraction never completed (LLM down, dead-lettered) go round again."""
+    coord = wiring.coord()
+    rows = wiring.chroma().episodes(user_id)
+    stale = [(sid, turn) for sid, turn, created in rows if created < now - REEXTRACT_AFTER]
+    pending = coord.unprocessed(user_id, [t.turn_id for _, t in stale])
+    sessions: dict[str, list[Turn]] = {}
+    for sid, turn in stale:
+        if turn.turn_id in pending:
+            sessions.setdefault(sid, []).append(turn)
+    if not sessions:
+        return 0
+    from workers.client import enqueue  # noqa: PLC0415
+
+    enqueue([IngestBatch(user_id=user_id, session_id=sid, turns=turns)
+             for sid, turns in sessions.items()])
+    return sum(len(t) for t in sessions.values())
+
+
+def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
+    """One job for one user; the caller holds the user's lock."""
+    ports, p = wiring.ports(), policy(wiring.settings())
+    if job == "decay":
+        return jobs.decay(ports, user_id, now, p)
+    if job == "expire":
+        return jobs.expire(ports, user_id, now, p)
+    if job == "capacity":
+        return jobs.capacity(ports, user_id, now, p)
+    if job == "consolidate":
+        chroma = wiring.chroma()
+        memories, episodes = chroma.consolidation_pool(user_id, ports.embedder.model_id)
+        model = ports.embedder.model_id
+        result = jobs.consolidate(
+            ports, user_id, now, p, memories=memories, episodes=episodes,
+            mark_episodes=lambda ids_, into: chroma.mark_episodes(ids_, into, model))
+        requeued = reextract_failed(user_id, now)
+        if requeued:
+            log.info("re-extracting episodes", user_id=user_id, turns=requeued)
+        return result
+    if job == "reembed":
+        return jobs.reembed(ports, user_id, now, migrate=wiring.chroma().migrate)
+    raise ValueError(f"unknown job {job!r}; one of {', '.join(JOBS)}")
+
+
+def run_locked(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
+    s = wiring.settings()
+    with wiring.coord().holding(user_id, f"job:{job}:{uuid.uuid4().hex}", s.lock_lease_s,
+                                wait_s) as held:
+        if not held:
+            raise LockBusy(f"user {user_id} is busy; {job} not run")
+        return run_job(job, user_id, now)
+
+
+# -- Celery: beat fan-out ---------------------------------------------------------------------
+@app.task(bind=True, base=Stage, name="memq.lifecycle.fanout")
+def fanout(self: Stage, job: str, now_iso: str | None = None) -> int:
+    now_iso = now_iso or datetime.now(UTC).isoformat()
+    users = all_users()
+    size = wiring.settings().fanout_chunk
+    for start in range(0, len(users), size):
+        chunk.delay(job, users[start : start + size], now_iso)
+    log.info("lifecycle fan-out", job=job, users=len(users))
+    return len(users)
+
+
+@app.task(bind=True, base=Stage, name="memq.lifecycle.chunk")
+def chunk(self: Stage, job: str, users: list[str], now_iso: str) -> None:
+    for user_id in users:
+        run.delay(job, user_id, now_iso)
+
+
+@app.task(bind=True, base=Stage, name="memq.lifecycle.run")
+def run(self: Stage, job: str, user_id: str, now_iso: str, lock_waits: int = 0) -> dict[str, Any]:
+    with self.guard({"batch": {"user_id": user_id}}, lock_waits):
+        result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
+        log.info("lifecycle job", **asdict(result))
+        return asdict(result)
+
+
+def _cron(expr: str) -> crontab:
+    minute, hour, day_of_month, month, day_of_week = expr.split()
+    return crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month,
+                   day_of_week=day_of_week)
+
+
+def beat_schedule() -> dict[str, dict[str, Any]]:
+    s = wiring.settings()
+    return {f"memq-{job}": {"task": "memq.lifecycle.fanout", "schedule": _cron(expr),
+                            "args": (job,)}
+            for job, expr in (("decay", s.beat_decay), ("expire", s.beat_expire),
+                              ("consolidate", s.beat_consolidate),
+                              ("capacity", s.beat_capacity))}
+
+
+app.conf.beat_schedule = beat_schedule()
+
+
+# -- search: rank by similarity x decay x confidence, and record the recall -------------------
+def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = True) -> list[Hit]:
+    chroma, p = wiring.chroma(), policy(wiring.settings())
+    model = _user_model(user_id)
+    vector = wiring.embedder_for(model).embed([query])[0]
+    neighbors = chroma.nearest(user_id, vector, model, max(k * 3, 20))
+    scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n.memory)
+                     for n in neighbors), key=lambda sm: -sm[0])[:k]
+    hits = [Hit(id=m.id, type="memory", content=m.content, score=score, event_at=m.valid_at,
+                created_at=m.created_at, source_turn_ids=m.source_turn_ids, kind=str(m.kind),
+                confidence=m.confidence, status=str(m.status)) for score, m in scored]
+    if record and scored:  # the memories recalled: the top k by the seeds' score
+        _record_recall(user_id, [m for _, m in scored], now)
+    hits += chroma.search(user_id, vector, model, k)
+    return sorted(hits, key=lambda h: -h.score)[:k]
+
+
+def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
+    s, p = wiring.settings(), policy(wiring.settings())
+    with wiring.coord().holding(user_id, f"recall:{uuid.uuid4().hex}", s.lock_lease_s,
+                                wait_s=2.0) as held:
+        if not held:  # a batch is merging: the recall is not recorded, the search still works
+            log.info("user busy; recall not recorded", user_id=user_id)
+            return
+        fresh = {m.id: m for m in wiring.chroma().get(user_id, [m.id for m in memories])}
+        boosted = [lifecycle.recalled(m, now, p) for m in fresh.values() if m.is_current]
+        wiring.chroma().record_access(boosted)
+
+
+def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:
+    started = time.perf_counter()
+    result = run_locked(job, user_id, now, wait_s)
+    return result, time.perf_counter() - started
