@@ -150,12 +150,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from pipeline.errors import TransientError  # noqa: PLC0415
+    from workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
-    chroma_n = wiring.chroma().delete_user(args.user)
-    graph_n = wiring.graph().delete_user(args.user)
-    wiring.coord().forget_traces(args.user)
-    print(f"forgot user {args.user}: {chroma_n} Chroma records, {graph_n} Neo4j nodes")
+    try:
+        report = (forget_memory(args.user, args.memory) if args.memory
+                  else forget_user(args.user))
+    except TransientError as exc:
+        print(f"memq: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(report.describe())
     return 0
 
 
@@ -220,14 +227,15 @@ def build_parser() -> argparse.ArgumentParser:
                      ("search", cmd_search), ("forget", cmd_forget)):
         p = sub.add_parser(name)
         p.add_argument("--user", required=True)
-        if name != "forget":
-            p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true")
         p.set_defaults(fn=fn)
         if name == "memories":
             p.add_argument("--all", action="store_true", help="superseded and archived too")
             p.add_argument("--as-of", help="what was true at this time (ISO 8601 with zone)")
         if name == "audit":
             p.add_argument("--memory")
+        if name == "forget":
+            p.add_argument("--memory", help="one memory id; default: the whole user")
         if name == "search":
             p.add_argument("--k", type=int, default=10)
             p.add_argument("--now", help="rank as of this time (ISO 8601 with zone)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -160,6 +160,15 @@ class Coord:
         """True for work enqueued before the user was forgotten: it must write nothing."""
         at = self.forgotten_at(user_id)
         return at is not None and enqueued_at <= at
+
+    def drop_plans(self, user_id: str, which: Callable[[str], bool]) -> int:
+        """Delete the user's cached plans whose JSON ``which`` selects."""
+        keys = sorted(cast(set[str], self.r.smembers(_plans_key(user_id))))
+        gone = [k for k in keys if which(cast(str | None, self.r.get(k)) or "")]
+        if not gone:
+            return 0
+        self.r.srem(_plans_key(user_id), *gone)
+        return int(self.r.delete(*gone))
 
     def forget_traces(self, user_id: str) -> int:
         """Delete what Redis holds of the user: plans (they carry content), the turn ledger."""

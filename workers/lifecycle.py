@@ -164,6 +164,7 @@ def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
         fresh = {m.id: m for m in wiring.chroma().get(user_id, [m.id for m in memories])}
         boosted = [lifecycle.recalled(m, now, p) for m in fresh.values() if m.is_current]
         wiring.chroma().record_access(boosted)
+        wiring.graph().record_access(user_id, boosted)
 
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:

@@ -174,6 +174,9 @@ def merge(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
             return payload
         batch = _batch(payload)
         _holding_lock(payload, batch)
+        if _forgotten(payload, batch):
+            wiring.coord().release(batch.user_id, payload["delivery_id"])
+            return _dropped(payload, batch)
         coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
         cached = coord.load_plan(batch.batch_id)
         if cached is None:
@@ -208,7 +211,11 @@ def upsert_chroma(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload
     with self.guard(payload, lock_waits):
         if payload.get("skip"):
             return payload
-        _holding_lock(payload, _batch(payload))
+        batch = _batch(payload)
+        _holding_lock(payload, batch)
+        if _forgotten(payload, batch):
+            wiring.coord().release(batch.user_id, payload["delivery_id"])
+            return _dropped(payload, batch)
         service.upsert_vectors(wiring.ports(), _plan(payload))
         return payload
 
@@ -220,6 +227,10 @@ def upsert_graph(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
         if not payload.get("skip"):
             batch = _batch(payload)
             _holding_lock(payload, batch)
+            if _forgotten(payload, batch):
+                coord.release(batch.user_id, payload["delivery_id"])
+                coord.finish(payload["delivery_id"])
+                return _dropped(payload, batch)
             plan = _plan(payload)
             service.upsert_graph(wiring.ports(), plan, plan.audit[0].at if plan.audit else _now())
             coord.mark_processed(batch.user_id, [t.turn_id for t in batch.turns])

@@ -10,7 +10,8 @@ from typing import Any
 import chromadb
 import neo4j
 import pytest
-from conftest import demo_lines, memq, memq_json, wait_done
+
+from integration.conftest import demo_lines, memq, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -40,7 +41,7 @@ def _check(*args: str) -> tuple[int, str]:
 
 
 def _searchable(user: str, memory_id: str, query: str) -> bool:
-    hits = memq_json("search", "--user", user, "--k", "10", query)
+    hits = memq_json("search", "--user", user, "--k", "10", "--no-record", query)
     return any(h["id"] == memory_id and h["type"] == "memory" for h in hits)
 
 

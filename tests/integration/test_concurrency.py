@@ -11,7 +11,8 @@ import time
 
 import pytest
 import redis
-from conftest import REPO, memq, memq_env, start_worker
+
+from integration.conftest import REPO, memq, memq_env, start_worker
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import memq, memq_json, wait_done
+
+from integration.conftest import memq, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 

@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 
 import chromadb
 import pytest
-from conftest import memq, memq_env, memq_json, wait_done
 from fakellm import FakeLLM
+
+from integration.conftest import memq, memq_env, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 

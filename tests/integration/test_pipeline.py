@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 import redis
-from conftest import REDIS_URL, demo_lines, episodes, memq, memq_json, wait_done
+
+from integration.conftest import REDIS_URL, demo_lines, episodes, memq, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 

@@ -8,23 +8,19 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+from fakellm import FakeLLM  # tests/ is on pytest's pythonpath
+
+TESTS = Path(__file__).resolve().parents[1]
 
 from pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge
 from pipeline.errors import LLMAnswerError, PermanentError, TransientError
 from pipeline.ports import Decision, Extractor, Judge
 from pipeline.prompts import extract_memories, resolve_memory
 from schemas import CandidateMemory, Kind, StoredMemory, Triple, Turn
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from fakellm import FakeLLM  # noqa: E402
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 ATTEMPTS = 3

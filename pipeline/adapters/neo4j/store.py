@@ -145,6 +145,14 @@ class Neo4jGraph:
         with _transient(), self._session() as session:
             session.execute_write(work)
 
+    def record_access(self, user_id: str, memories: Sequence[StoredMemory]) -> None:
+        rows = [{"id": m.id, "importance": m.importance, "last_accessed_at": m.last_accessed_at}
+                for m in memories]
+        with _transient(), self._session() as session:
+            session.execute_write(
+                lambda tx: tx.run(cypher("record_access"), user_id=user_id,
+                                  memories=rows).consume())
+
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
         entries = []
         for row in self._read("audit", user_id=user_id, memory_id=memory_id):
@@ -173,3 +181,39 @@ class Neo4jGraph:
                 lambda tx: tx.run(cypher("delete_user"), user_id=user_id).single()
             )
         return int(record["deleted"]) if record else 0
+
+    # -- forgetting (workers.forget) -----------------------------------------------------------
+    @staticmethod
+    def _statements(name: str) -> list[str]:
+        body = "\n".join(line for line in cypher(name).splitlines()
+                         if not line.lstrip().startswith("//"))
+        return [s for s in (part.strip() for part in body.split(";")) if s]
+
+    def _write_counted(self, name: str, **params: Any) -> int:
+        """Every statement of ``cypher/<name>.cypher`` in one write transaction; the sum of
+        the ``n`` each returns."""
+        self.ensure_schema()
+        statements = self._statements(name)
+
+        def work(tx: neo4j.ManagedTransaction) -> int:
+            total = 0
+            for statement in statements:
+                record = tx.run(statement, params).single()
+                total += int(record["n"] or 0) if record else 0
+            return total
+
+        with _transient(), self._session() as session:
+            return session.execute_write(work)
+
+    def forget_user(self, user_id: str, tombstone: AuditEntry) -> int:
+        """Delete the user's memories, facts and entities, strip the user's audit trail to
+        tombstones and add ``tombstone`` (the FORGET entry), in one transaction. Returns the
+        nodes and edges deleted plus the audit entries stripped."""
+        return self._write_counted("forget_user", user_id=user_id,
+                                   tombstone=_audit_row(tombstone, 0))
+
+    def forget_memory(self, user_id: str, memory_id: str, tombstone: AuditEntry) -> int:
+        """The same for one memory: its node, its facts, the user's entities no fact references
+        any more; its audit entries become tombstones. One transaction."""
+        return self._write_counted("forget_memory", user_id=user_id, memory_id=memory_id,
+                                   tombstone=_audit_row(tombstone, 0))

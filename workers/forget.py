@@ -1,0 +1,244 @@
+"""``memq forget``: privacy forgetting of a user, or of one memory, in every store.
+
+A user (:func:`forget_user`), in this order:
+
+1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Every stage checks
+   it for work enqueued before that time and drops the work (``workers.tasks._forgotten``);
+   extract takes back the episodes it wrote if the marker appeared while it wrote them.
+2. The per-user lock, so that no batch of the user is between dedupe and its last upsert
+   while we delete (a batch that holds it runs to the end first, then we delete what it wrote).
+3. Chroma: the user's memories and episodes.
+4. Neo4j: the user's Memory nodes, FACT edges and Entity nodes; every Audit node of the user
+   becomes a tombstone (ids, operation, time, source turn ids; ``before``/``after`` removed,
+   ``reason`` "forgotten"); one FORGET entry (memory id ``*``) records the forgetting.
+5. Redis: plans and turn ledger (``Coord.forget_traces``); the user's dead letters are
+   **dropped** (they hold the batch, content included; nothing else of them is kept); the
+   user's messages still waiting in the Celery queues are removed, and their deliveries
+   finished so that ``memq wait`` does not wait for them.
+
+A message a worker has already reserved (kombu's ``unacked`` hash) is left to that worker: the
+marker makes it drop the work, and its acknowledgement removes the message. (If that worker
+died, the message comes back after the visibility timeout and is dropped then.)
+
+One memory (:func:`forget_memory`), under the same lock: its Chroma record; its Memory node,
+its FACT edges and the user's Entity nodes no FACT edge references any more; the Audit nodes
+about it become tombstones, and entries written by the same decision (same batch, a shared
+source turn) lose the fields that quote it; one FORGET entry for it; the plans in Redis that
+mention it. The turns it came from stay (episodes are forgotten with the user).
+
+Both are idempotent: run again, they find nothing more to delete (and record the request
+again). Logs carry ids and counts, never content.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import structlog
+
+from pipeline import ids
+from pipeline.errors import TransientError
+from schemas import AuditEntry, Operation
+from workers import wiring
+from workers.app import QUEUES
+from workers.coord import DEAD, Coord
+
+log = structlog.get_logger(__name__)
+
+EXTRACTOR = "memq forget"
+ALL_MEMORIES = "*"
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What one forget request removed. ``graph``: Neo4j nodes and FACT edges deleted plus
+    audit entries stripped of content (the FORGET entry written is not counted)."""
+
+    user_id: str
+    memory_id: str | None = None
+    chroma: int = 0
+    graph: int = 0
+    redis_keys: int = 0
+    queued: int = 0
+    dead_letters: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.chroma + self.graph + self.redis_keys + self.queued + self.dead_letters
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "total": self.total}
+
+    def describe(self) -> str:
+        what = (f"memory {self.memory_id} of user {self.user_id}" if self.memory_id
+                else f"user {self.user_id}")
+        return (f"forgot {what}: {self.chroma} Chroma record(s), {self.graph} Neo4j change(s), "
+                f"{self.redis_keys} Redis key(s), {self.queued} queued message(s), "
+                f"{self.dead_letters} dead letter(s)")
+
+
+# -- pure: which Redis entries belong to the user -------------------------------------------
+def _decode_body(message: dict[str, Any]) -> Any:
+    body = message.get("body")
+    if not isinstance(body, str):
+        return body
+    encoding = (message.get("properties") or {}).get("body_encoding")
+    if encoding == "base64":
+        body = base64.b64decode(body).decode("utf-8")
+    return json.loads(body)
+
+
+def queued_delivery(raw: str, user_id: str) -> str | None:
+    """The delivery id of a kombu message (as the Redis transport stores it in a queue list)
+    that carries a batch of ``user_id``; None for anything else, unreadable messages included.
+    The body is ``[args, kwargs, embed]`` and ``args[0]`` the stage payload."""
+    try:
+        message = json.loads(raw)
+        args = _decode_body(message)[0]
+        payload = args[0]
+        owner = payload["batch"]["user_id"]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None  # not a memq stage message (binascii.Error is a ValueError)
+    if owner != user_id or not isinstance(payload, dict):
+        return None
+    delivery = payload.get("delivery_id")
+    return str(delivery) if delivery else ""
+
+
+def dead_letter_of(raw: str, user_id: str) -> bool:
+    """Whether a dead-letter entry (``Coord.dead_letter``) holds a batch of ``user_id``."""
+    try:
+        entry = json.loads(raw)
+        return bool(entry["message"]["batch"]["user_id"] == user_id)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return False
+
+
+def tombstone(user_id: str, memory_id: str, at: float) -> AuditEntry:
+    """The FORGET entry: ids, operation and time only. Its id follows from (user, memory,
+    time), so a retried write of the same request is one entry."""
+    stamp = f"{int(at * 1000)}"
+    batch_id = "forget_" + hashlib.sha256(f"{user_id}\x1f{stamp}".encode()).hexdigest()[:24]
+    return AuditEntry(
+        id=ids.audit_id(batch_id, memory_id, str(Operation.FORGET)), user_id=user_id,
+        memory_id=memory_id, operation=Operation.FORGET,
+        reason="user forgotten" if memory_id == ALL_MEMORIES else "memory forgotten",
+        batch_id=batch_id, extractor=EXTRACTOR, at=datetime.fromtimestamp(at, UTC),
+    )
+
+
+# -- Redis ---------------------------------------------------------------------------------
+def _queue_keys(coord: Coord) -> list[str]:
+    """The Celery queue lists: each queue's own list and kombu's priority lists of it."""
+    keys: set[str] = set()
+    for queue in QUEUES:
+        keys.update(cast(Iterator[str], coord.r.scan_iter(match=f"{queue}*", _type="list")))
+        keys.add(queue)
+    return sorted(keys)
+
+
+def purge_queued(coord: Coord, user_id: str) -> int:
+    """Remove the user's messages waiting in the queues; finish their deliveries. A message a
+    worker took meanwhile is not removed (LREM finds nothing): the worker drops it."""
+    removed = 0
+    for key in _queue_keys(coord):
+        for raw in cast(list[str], coord.r.lrange(key, 0, -1)):
+            delivery = queued_delivery(raw, user_id)
+            if delivery is None:
+                continue
+            if int(coord.r.lrem(key, 0, raw)):
+                removed += 1
+                if delivery:
+                    coord.finish(delivery)
+    return removed
+
+
+def drop_dead_letters(coord: Coord, user_id: str) -> int:
+    dropped = 0
+    for raw in cast(list[str], coord.r.lrange(DEAD, 0, -1)):
+        if dead_letter_of(raw, user_id):
+            dropped += int(coord.r.lrem(DEAD, 0, raw))
+    return dropped
+
+
+def drop_plans_mentioning(coord: Coord, user_id: str, memory_id: str) -> int:
+    """The user's cached plans that hold the memory (they carry its content)."""
+    return coord.drop_plans(user_id, lambda plan: memory_id in plan)
+
+
+# -- the lock ------------------------------------------------------------------------------
+@dataclass
+class _Held:
+    coord: Coord
+    user_id: str
+    token: str
+    lease_s: float
+
+    def keep(self) -> None:
+        """Renew the lease before the next store; a lost lock stops the request (rerun it)."""
+        if not self.coord.renew(self.user_id, self.token, self.lease_s):
+            raise TransientError(f"lost the lock of user {self.user_id} while forgetting; "
+                                 "run forget again")
+
+
+@contextmanager
+def _user_lock(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[_Held]:
+    lease = wiring.settings().lock_lease_s
+    # Long enough for a batch that holds the lock to finish, or for a dead holder's lease to
+    # run out.
+    wait = 2 * lease if wait_s is None else wait_s
+    token = f"forget-{uuid.uuid4().hex}"
+    with coord.holding(user_id, token, lease, wait) as held:
+        if not held:
+            raise TransientError(f"user {user_id} is busy: lock not free after {wait:g}s; "
+                                 "run forget again")
+        yield _Held(coord, user_id, token, lease)
+
+
+# -- the requests --------------------------------------------------------------------------
+def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetReport:
+    """Forget a user in every store (see the module docstring for the order and why)."""
+    coord = wiring.coord()
+    at = time.time()
+    coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
+    log.info("forgetting user", user_id=user_id)
+    with _user_lock(coord, user_id, lock_wait_s) as held:
+        chroma = wiring.chroma().delete_user(user_id)
+        held.keep()
+        graph = wiring.graph().forget_user(user_id, tombstone(user_id, ALL_MEMORIES, at))
+        held.keep()
+        redis_keys = coord.forget_traces(user_id)
+        dead = drop_dead_letters(coord, user_id)
+        queued = purge_queued(coord, user_id)
+    report = ForgetReport(user_id=user_id, chroma=chroma, graph=graph, redis_keys=redis_keys,
+                          queued=queued, dead_letters=dead)
+    log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
+    return report
+
+
+def forget_memory(user_id: str, memory_id: str, *,
+                  lock_wait_s: float | None = None) -> ForgetReport:
+    """Forget one memory of a user in every store; the user's other memories stay."""
+    coord = wiring.coord()
+    at = time.time()
+    log.info("forgetting memory", user_id=user_id, memory_id=memory_id)
+    with _user_lock(coord, user_id, lock_wait_s) as held:
+        chroma = wiring.chroma().delete_memory(user_id, memory_id)
+        held.keep()
+        graph = wiring.graph().forget_memory(user_id, memory_id,
+                                             tombstone(user_id, memory_id, at))
+        held.keep()
+        redis_keys = drop_plans_mentioning(coord, user_id, memory_id)
+    report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph,
+                          redis_keys=redis_keys)
+    log.info("forgot memory", **report.to_json())
+    return report
