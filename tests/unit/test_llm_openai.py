@@ -8,13 +8,12 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 from fakellm import FakeLLM  # tests/ is on pytest's pythonpath
-
-TESTS = Path(__file__).resolve().parents[1]
 
 from pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge
 from pipeline.errors import LLMAnswerError, PermanentError, TransientError
@@ -22,6 +21,7 @@ from pipeline.ports import Decision, Extractor, Judge
 from pipeline.prompts import extract_memories, resolve_memory
 from schemas import CandidateMemory, Kind, StoredMemory, Triple, Turn
 
+TESTS = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 ATTEMPTS = 3
 
