@@ -98,11 +98,11 @@ def _forgotten(payload: Payload, batch: IngestBatch) -> bool:
     return wiring.coord().is_forgotten(batch.user_id, float(payload.get("enqueued_at", 0.0)))
 
 
-def _dropped(payload: Payload, batch: IngestBatch) -> Payload:
+def _dropped(payload: Payload) -> Payload:
     """The rest of the chain carries no content of a forgotten user."""
     log.info("user forgotten after this batch was enqueued; dropping it")
     return {"delivery_id": payload["delivery_id"], "skip": True,
-            "batch": {"user_id": batch.user_id}}
+            "batch": {"user_id": (payload.get("batch") or {}).get("user_id")}}
 
 
 def _holding_lock(payload: Payload, batch: IngestBatch) -> None:
@@ -113,6 +113,17 @@ def _holding_lock(payload: Payload, batch: IngestBatch) -> None:
         batch.user_id, token, s.lock_lease_s
     ):
         raise LockBusy(f"lock of user {batch.user_id} lost and held by another delivery")
+
+
+def _locked_batch(payload: Payload) -> IngestBatch | None:
+    """The batch, with its user's lock held; None (lock released) if the user was forgotten
+    since it was enqueued."""
+    batch = _batch(payload)
+    _holding_lock(payload, batch)
+    if _forgotten(payload, batch):
+        wiring.coord().release(batch.user_id, payload["delivery_id"])
+        return None
+    return batch
 
 
 @app.task(bind=True, base=Stage, name="memq.extract")
@@ -126,12 +137,12 @@ def extract(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
             return {**payload, "skip": True}
         batch = batch.model_copy(update={"turns": turns})
         if _forgotten(payload, batch):
-            return _dropped(payload, batch)
+            return _dropped(payload)
         s = wiring.settings()
         out = service.extract(wiring.ports(), batch, turns, thresholds=s.thresholds(), now=_now())
         if _forgotten(payload, batch):  # forgotten while we wrote episodes: take them back
             wiring.chroma().delete_episodes(batch.user_id, [t.turn_id for t in turns])
-            return _dropped(payload, batch)
+            return _dropped(payload)
         log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
                  candidates=len(out.candidates), below_gate=out.below_gate)
         return {**payload, "batch": batch.model_dump(mode="json"),
@@ -151,7 +162,7 @@ def dedupe(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
             raise LockBusy(f"user {batch.user_id} is being merged by another delivery")
         if _forgotten(payload, batch):
             coord.release(batch.user_id, payload["delivery_id"])
-            return _dropped(payload, batch)
+            return _dropped(payload)
         if not coord.unprocessed(batch.user_id, [t.turn_id for t in batch.turns]):
             # Another delivery of the same turns finished while this one waited for the lock.
             # Re-applying its plan now could undo what later batches changed: nothing to do.
@@ -172,11 +183,9 @@ def merge(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
     with self.guard(payload, lock_waits):
         if payload.get("skip"):
             return payload
-        batch = _batch(payload)
-        _holding_lock(payload, batch)
-        if _forgotten(payload, batch):
-            wiring.coord().release(batch.user_id, payload["delivery_id"])
-            return _dropped(payload, batch)
+        batch = _locked_batch(payload)
+        if batch is None:
+            return _dropped(payload)
         coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
         cached = coord.load_plan(batch.batch_id)
         if cached is None:
@@ -211,11 +220,8 @@ def upsert_chroma(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload
     with self.guard(payload, lock_waits):
         if payload.get("skip"):
             return payload
-        batch = _batch(payload)
-        _holding_lock(payload, batch)
-        if _forgotten(payload, batch):
-            wiring.coord().release(batch.user_id, payload["delivery_id"])
-            return _dropped(payload, batch)
+        if _locked_batch(payload) is None:
+            return _dropped(payload)
         service.upsert_vectors(wiring.ports(), _plan(payload))
         return payload
 
@@ -225,12 +231,10 @@ def upsert_graph(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
     with self.guard(payload, lock_waits):
         coord = wiring.coord()
         if not payload.get("skip"):
-            batch = _batch(payload)
-            _holding_lock(payload, batch)
-            if _forgotten(payload, batch):
-                coord.release(batch.user_id, payload["delivery_id"])
+            batch = _locked_batch(payload)
+            if batch is None:
                 coord.finish(payload["delivery_id"])
-                return _dropped(payload, batch)
+                return _dropped(payload)
             plan = _plan(payload)
             service.upsert_graph(wiring.ports(), plan, plan.audit[0].at if plan.audit else _now())
             coord.mark_processed(batch.user_id, [t.turn_id for t in batch.turns])
