@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.schedules import crontab
 from celery.signals import worker_process_init
 
 from workers import wiring
@@ -37,7 +40,24 @@ def create_app() -> Celery:
     return app
 
 
+def _cron(expr: str) -> crontab:
+    minute, hour, day_of_month, month, day_of_week = expr.split()
+    return crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month,
+                   day_of_week=day_of_week)
+
+
+def beat_schedule() -> dict[str, dict[str, Any]]:
+    """The lifecycle jobs (workers.lifecycle), each fanned out per user by a worker."""
+    s = wiring.settings()
+    return {f"memq-{job}": {"task": "memq.lifecycle.fanout", "schedule": _cron(expr),
+                            "args": (job,)}
+            for job, expr in (("decay", s.beat_decay), ("expire", s.beat_expire),
+                              ("consolidate", s.beat_consolidate),
+                              ("capacity", s.beat_capacity))}
+
+
 app = create_app()
+app.conf.beat_schedule = beat_schedule()
 
 
 @worker_process_init.connect

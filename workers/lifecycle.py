@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
-from celery.schedules import crontab
 
 from pipeline import jobs, lifecycle
 from pipeline.ports import Hit
@@ -117,24 +116,6 @@ def run(self: Stage, job: str, user_id: str, now_iso: str, lock_waits: int = 0) 
         result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
         log.info("lifecycle job", **asdict(result))
         return asdict(result)
-
-
-def _cron(expr: str) -> crontab:
-    minute, hour, day_of_month, month, day_of_week = expr.split()
-    return crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month,
-                   day_of_week=day_of_week)
-
-
-def beat_schedule() -> dict[str, dict[str, Any]]:
-    s = wiring.settings()
-    return {f"memq-{job}": {"task": "memq.lifecycle.fanout", "schedule": _cron(expr),
-                            "args": (job,)}
-            for job, expr in (("decay", s.beat_decay), ("expire", s.beat_expire),
-                              ("consolidate", s.beat_consolidate),
-                              ("capacity", s.beat_capacity))}
-
-
-app.conf.beat_schedule = beat_schedule()
 
 
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------

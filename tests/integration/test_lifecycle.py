@@ -138,9 +138,11 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
 
 
 def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
+    from workers import app as app_module
     from workers import lifecycle
 
-    schedule = lifecycle.beat_schedule()
+    schedule = app_module.beat_schedule()
+    assert app_module.app.conf.beat_schedule == schedule
     assert sorted(schedule) == ["memq-capacity", "memq-consolidate", "memq-decay",
                                 "memq-expire"]
     _ingest(user_id, "We use Terraform.")
