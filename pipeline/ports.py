@@ -104,6 +104,10 @@ class MemoryStore(Protocol):
         self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]
     ) -> None: ...
 
+    def nearest_many(
+        self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
+    ) -> list[list[Neighbor]]: ...
+
     def nearest(
         self, user_id: str, vector: Vector, model_id: str, k: int
     ) -> list[Neighbor]: ...

@@ -68,11 +68,12 @@ def prepare(ports: Ports, user_id: str, candidates: Sequence[CandidateMemory],
     stored = {m.id for m in ports.memories.get(user_id, own_ids)}
     exact = ports.memories.exact(user_id, [c.content for c in candidates])
     prepared = []
-    for cand, vector, own in zip(candidates, vectors, own_ids, strict=True):
+    neighbors = ports.memories.nearest_many(user_id, vectors, model_id, thresholds.neighbors)
+    for cand, vector, own, near in zip(candidates, vectors, own_ids, neighbors, strict=True):
         cand_slots = {t.slot for t in cand.triples}
         prepared.append(Prepared(
             candidate=cand, vector=vector,
-            neighbors=ports.memories.nearest(user_id, vector, model_id, thresholds.neighbors),
+            neighbors=near,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
             already_stored=own in stored, exact=exact.get(ids.content_hash(cand.content)),
         ))

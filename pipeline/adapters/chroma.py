@@ -171,15 +171,17 @@ class ChromaStores:
                 ids=[m.id for m in meta_only],
                 metadatas=[memory_metadata(m) for m in meta_only]))
 
-    def _exact_top(self, name: str, where: Where, vector: Vector, k: int
-                   ) -> list[tuple[float, str, str, dict[str, Any]]]:
-        """Exact cosine top-k over one user's records. Chroma's filtered HNSW search misses
-        records when the filter is selective (one user among many: seen returning none of a
-        user's only memory), and dedupe must not miss a duplicate: so the user's vectors are
-        scanned, page by page."""
-        query = np.asarray(vector, dtype=np.float32)
-        query /= max(float(np.linalg.norm(query)), 1e-12)
-        best: list[tuple[float, str, str, dict[str, Any]]] = []
+    def _exact_top(self, name: str, where: Where, vectors: Sequence[Vector], k: int
+                   ) -> list[list[tuple[float, str, str, dict[str, Any]]]]:
+        """Exact cosine top-k over one user's records, for several queries in one pass.
+        Chroma's filtered HNSW search misses records when the filter is selective (one user
+        among many: seen returning none of a user's only memory), and dedupe must not miss a
+        duplicate: so the user's vectors are scanned, page by page, once per batch."""
+        if not vectors:
+            return []
+        queries = np.asarray(vectors, dtype=np.float32)
+        queries /= np.clip(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12, None)
+        best: list[list[tuple[float, str, str, dict[str, Any]]]] = [[] for _ in vectors]
         offset = 0
         while True:
             res = self._page(name, where, offset)
@@ -187,10 +189,12 @@ class ChromaStores:
                 break
             matrix = np.asarray(res["embeddings"], dtype=np.float32)
             matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
-            sims = matrix @ query
-            best += [(float(s), i, d, m) for s, i, d, m in
-                     zip(sims, res["ids"], res["documents"], res["metadatas"], strict=True)]
-            best = sorted(best, key=lambda row: (-row[0], row[1]))[:k]
+            sims = queries @ matrix.T  # (queries, page)
+            for q, row in enumerate(sims):
+                top = np.argsort(-row)[:k]
+                best[q] = sorted(best[q] + [(float(row[j]), res["ids"][j], res["documents"][j],
+                                             res["metadatas"][j]) for j in top],
+                                 key=lambda hit: (-hit[0], hit[1]))[:k]
             if len(res["ids"]) < PAGE:
                 break
             offset += PAGE
@@ -202,9 +206,14 @@ class ChromaStores:
             include=["documents", "metadatas", "embeddings"]))
 
     def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
+        return self.nearest_many(user_id, [vector], model_id, k)[0]
+
+    def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str,
+                     k: int) -> list[list[Neighbor]]:
+        """The user's k nearest current memories for each vector (one scan for all)."""
         where = _user(user_id, {"status": "current"}, {"embedding_model": model_id})
-        top = self._exact_top(self.collection_name(MEMORIES, model_id), where, vector, k)
-        return [Neighbor(memory_from(i, d, m), sim) for sim, i, d, m in top]
+        tops = self._exact_top(self.collection_name(MEMORIES, model_id), where, vectors, k)
+        return [[Neighbor(memory_from(i, d, m), sim) for sim, i, d, m in top] for top in tops]
 
     def _find(self, where: Where, **kwargs: Any) -> list[StoredMemory]:
         found = []
@@ -375,8 +384,8 @@ class ChromaStores:
             self._each(EPISODES, delete)
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        top = self._exact_top(self.collection_name(EPISODES, model_id), _user(user_id),
-                              vector, k)
+        (top,) = self._exact_top(self.collection_name(EPISODES, model_id), _user(user_id),
+                                 [vector], k)
         return [
             Hit(id=i, type="episode", content=d, score=sim, event_at=_dt(m["event_at"])
                 or datetime.min.replace(tzinfo=UTC), created_at=_dt(m["created_at"])
