@@ -30,8 +30,9 @@ def bench_embed(args: argparse.Namespace) -> None:
         print(f"local int8 ONNX, {threads} thread(s), batch 32: {args.n / dt:,.0f} sentences/s")
 
 
-def _plant(user: str, n: int, now: datetime) -> None:
-    from pipeline.adapters.embed_local import MODEL_ID
+def _plant(user: str, n: int, now: datetime, model: str) -> None:
+    """n memories of one user, a quarter of each kind, importance 0.5-1, up to 30 days old,
+    random unit vectors stored under ``model`` (so reembed has everything to move)."""
     from schemas import Kind, StoredMemory, Triple
     from workers import wiring
 
@@ -39,20 +40,20 @@ def _plant(user: str, n: int, now: datetime) -> None:
     kinds = [Kind.PREFERENCE, Kind.FACT, Kind.EVENT, Kind.PROFILE]
     memories, vectors = [], []
     for i in range(n):
-        age = timedelta(days=float(rng.uniform(0, 120)))
+        age = timedelta(days=float(rng.uniform(0, 30)))
         memories.append(StoredMemory(
-            id=f"m_bench_{user}_{i}", user_id=user, content=f"The user mentioned item {i}.",
+            id=f"m_bench_{user}_{i}", user_id=user,
+            content=f"The user mentioned topic {i} while talking about project {i % 97}.",
             kind=kinds[i % 4], confidence=float(rng.uniform(0.7, 1.0)),
-            importance=float(rng.uniform(0.1, 1.0)),
-            triples=[Triple(subject="user", predicate="mentions", object=f"item {i}")],
+            importance=float(rng.uniform(0.5, 1.0)),
+            triples=[Triple(subject="user", predicate="mentions", object=f"topic {i}")],
             source_turn_ids=[f"t{i}"], valid_at=now - age, created_at=now - age,
-            updated_at=now - age, embedding_model=MODEL_ID))
+            updated_at=now - age, embedding_model=model))
         v = rng.normal(size=384)
         vectors.append((v / np.linalg.norm(v)).tolist())
     chroma, graph = wiring.chroma(), wiring.graph()
     t = time.perf_counter()
-    for start in range(0, n, 500):
-        chroma.upsert(memories[start:start + 500], vectors[start:start + 500])
+    chroma.upsert(memories, vectors)
     print(f"planted {n} memories in chroma: {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     for start in range(0, n, 1000):
@@ -62,19 +63,25 @@ def _plant(user: str, n: int, now: datetime) -> None:
 
 def bench_lifecycle(args: argparse.Namespace) -> None:
     os.environ.setdefault("MEMQ_REDIS_URL", "redis://127.0.0.1:6379/11")
-    os.environ["MEMQ_CAPACITY"] = str(args.memories - args.memories // 100)
+    os.environ["MEMQ_CAPACITY"] = str(args.memories - args.memories // 10)
+    os.environ["MEMQ_TTL_DAYS"] = '{"event": 20}'
     from workers import wiring
     from workers.lifecycle import timed
 
     user = f"bench-{uuid.uuid4().hex[:8]}"
     now = datetime.now(UTC)
-    _plant(user, args.memories, now)
-    for job in ("decay", "expire", "capacity", "consolidate", "reembed"):
-        result, seconds = timed(job, user, now + timedelta(days=1), wait_s=10)
-        print(f"{job:>12}: {seconds:7.2f} s for {result.examined} memories "
-              f"({result.changed} changed)")
-    again, seconds = timed("decay", user, now + timedelta(days=1), wait_s=10)
-    print(f"{'decay again':>12}: {seconds:7.2f} s ({again.changed} changed: idempotent)")
+    _plant(user, args.memories, now, model="bench:old-model")
+    steps = [("decay", 1, "nothing decayed below 0.1 yet: a full scan"),
+             ("expire", 1, "events older than 20 days"),
+             ("capacity", 1, "cap 90%: the lowest 10% archived"),
+             ("reembed", 1, "every memory re-embedded with the offline model"),
+             ("consolidate", 1, "events clustered (cosine >= 0.8)"),
+             ("decay", 90, "90 days on: most decay below 0.1"),
+             ("decay", 90, "again: idempotent")]
+    for job, days, what in steps:
+        result, seconds = timed(job, user, now + timedelta(days=days), wait_s=10)
+        print(f"{job:>12}: {seconds:7.2f} s  examined {result.examined:>6}, "
+              f"changed {result.changed:>6}  ({what})")
     if not args.keep:
         wiring.chroma().delete_user(user)
         wiring.graph().delete_user(user)

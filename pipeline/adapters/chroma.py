@@ -33,6 +33,7 @@ Where = dict[str, Any]
 
 HNSW = {"hnsw": {"space": "cosine"}}
 PAGE = 2_000  # records per page when a user's vectors are scanned
+WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
 BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # pipeline.adapters.embed_local.MODEL_ID
 EPISODES = "memq_episodes"
@@ -150,7 +151,9 @@ class ChromaStores:
         for m, v in zip(memories, vectors, strict=True):
             by_model.setdefault(m.embedding_model, []).append((m, v))
         for model, rows in by_model.items():
-            self._upsert_model(self.collection_name(MEMORIES, model), rows)
+            for start in range(0, len(rows), WRITE_BATCH):  # Chroma caps one request's size
+                self._upsert_model(self.collection_name(MEMORIES, model),
+                                   rows[start : start + WRITE_BATCH])
 
     def _upsert_model(self, name: str, rows: list[tuple[StoredMemory, Vector | None]]) -> None:
         full = [(m, v) for m, v in rows if v is not None]
@@ -285,7 +288,9 @@ class ChromaStores:
     def record_access(self, memories: Sequence[StoredMemory]) -> None:
         """Only importance and last access: a partial update cannot undo a concurrent merge."""
         for model in {m.embedding_model for m in memories}:
-            self._record_access(model, [m for m in memories if m.embedding_model == model])
+            mine = [m for m in memories if m.embedding_model == model]
+            for start in range(0, len(mine), WRITE_BATCH):
+                self._record_access(model, mine[start : start + WRITE_BATCH])
 
     def _record_access(self, model: str, mine: list[StoredMemory]) -> None:
         self._call(self.collection_name(MEMORIES, model), lambda c: c.update(
