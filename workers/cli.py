@@ -156,6 +156,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     try:
         report = (forget_memory(args.user, args.memory) if args.memory
                   else forget_user(args.user))
+        if args.purge and not args.memory:
+            from workers import wiring  # noqa: PLC0415
+
+            wiring.graph().delete_user(args.user)  # the tombstones too: demo and test data
     except TransientError as exc:
         print(f"memq: {exc}", file=sys.stderr)
         return 1
@@ -236,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--memory")
         if name == "forget":
             p.add_argument("--memory", help="one memory id; default: the whole user")
+            p.add_argument("--purge", action="store_true",
+                           help="also drop the audit trail, tombstones included (demo and "
+                                "test data only: real forgetting keeps the tombstones)")
         if name == "search":
             p.add_argument("--k", type=int, default=10)
             p.add_argument("--now", help="rank as of this time (ISO 8601 with zone)")

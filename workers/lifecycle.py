@@ -120,6 +120,9 @@ def run(self: Stage, job: str, user_id: str, now_iso: str, lock_waits: int = 0) 
 
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------
 def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = True) -> list[Hit]:
+    """Up to k memories, ranked by similarity x decay x confidence (the seeds' score), then up
+    to k episodes (raw turns, by similarity) as supporting context: the two scores are not on
+    one scale, so they are not interleaved. Superseded and archived memories are not recalled."""
     chroma, p = wiring.chroma(), policy(wiring.settings())
     model = _user_model(user_id)
     vector = wiring.embedder_for(model).embed([query])[0]
@@ -131,8 +134,7 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Tr
                 confidence=m.confidence, status=str(m.status)) for score, m in scored]
     if record and scored:  # the memories recalled: the top k by the seeds' score
         _record_recall(user_id, [m for _, m in scored], now)
-    hits += chroma.search(user_id, vector, model, k)
-    return sorted(hits, key=lambda h: -h.score)[:k]
+    return hits + chroma.search(user_id, vector, model, k)
 
 
 def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
