@@ -9,7 +9,6 @@ import numpy as np
 
 from pipeline.errors import ModelMismatchError
 from pipeline.policy import Thresholds
-from pipeline.ports import Vector
 
 
 class Closeness(StrEnum):
@@ -39,12 +38,3 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
     return float(va @ vb / denom) if denom else 0.0
-
-
-def best_match(vector: Vector, others: Sequence[tuple[str, Vector]]) -> tuple[str, float] | None:
-    best: tuple[str, float] | None = None
-    for key, other in others:
-        sim = cosine(vector, other)
-        if best is None or sim > best[1]:
-            best = (key, sim)
-    return best

@@ -259,15 +259,6 @@ class ChromaStores:
             where = _user(user_id, {"status": "current"})
         return sorted(self._find(where), key=lambda m: (m.valid_at, m.id))
 
-    def search_memories(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        return [
-            Hit(id=n.memory.id, type="memory", content=n.memory.content, score=n.similarity,
-                event_at=n.memory.valid_at, created_at=n.memory.created_at,
-                source_turn_ids=n.memory.source_turn_ids, kind=str(n.memory.kind),
-                confidence=n.memory.confidence, status=str(n.memory.status))
-            for n in self.nearest(user_id, vector, model_id, k)
-        ]
-
     def users(self) -> set[str]:
         """Every user with a memory (for all-user jobs)."""
         return {str(m["user_id"]) for res in self._each(MEMORIES, lambda c: c.get(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pipeline.dedupe import Closeness, best_match, classify, cosine, require_same_model
+from pipeline.dedupe import Closeness, classify, cosine, require_same_model
 from pipeline.errors import ModelMismatchError, PermanentError
 from pipeline.policy import Thresholds
 
@@ -59,14 +59,6 @@ def test_thresholds_validated() -> None:
 def test_cosine(a: list[float], b: list[float], expected: float) -> None:
     assert cosine(a, b) == pytest.approx(expected)
     assert isinstance(cosine(a, b), float)
-
-
-def test_best_match() -> None:
-    others = [("x", [0.0, 1.0]), ("y", [1.0, 0.1]), ("z", [1.0, 1.0])]
-    key, sim = best_match([1.0, 0.0], others) or ("", 0.0)
-    assert key == "y"
-    assert sim == pytest.approx(1 / math.sqrt(1.01))
-    assert best_match([1.0, 0.0], []) is None
 
 
 def test_same_model_passes() -> None:
