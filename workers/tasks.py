@@ -63,7 +63,10 @@ class Stage(Task):  # type: ignore[misc]
         try:
             yield
         except LockBusy as exc:
-            raise self.retry(exc=exc, countdown=random.uniform(0.05, 0.4),
+            # Backing off keeps a user's many waiting batches from flooding the queue (and
+            # delaying the holder's own next stage, which sits in the same queue).
+            wait = min(5.0, 0.1 * 1.5**lock_waits) * random.uniform(0.5, 1.5)
+            raise self.retry(exc=exc, countdown=wait,
                              kwargs={"lock_waits": lock_waits + 1}) from exc
         except TransientError as exc:
             attempt = self.request.retries - lock_waits
