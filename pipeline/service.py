@@ -62,10 +62,11 @@ def prepare(ports: Ports, user_id: str, candidates: Sequence[CandidateMemory],
         require_same_model(model_id, foreign)
     slots = sorted({t.slot for c in candidates for t in c.triples
                     if predicates.is_single(t.predicate)})
-    holder_ids = sorted({h.memory_id for h in ports.graph.slot_holders(user_id, slots)})
-    holders = ports.memories.get(user_id, holder_ids)
+    holder_ids = {h.memory_id for h in ports.graph.slot_holders(user_id, slots)}
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
-    stored = {m.id for m in ports.memories.get(user_id, own_ids)}
+    found = ports.memories.get(user_id, sorted(holder_ids | set(own_ids)))  # one read for both
+    holders = [m for m in found if m.id in holder_ids]
+    stored = {m.id for m in found}
     exact = ports.memories.exact(user_id, [c.content for c in candidates])
     prepared = []
     neighbors = ports.memories.nearest_many(user_id, vectors, model_id, thresholds.neighbors)

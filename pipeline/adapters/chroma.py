@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ Where = dict[str, Any]
 
 HNSW = {"hnsw": {"space": "cosine"}}
 PAGE = 2_000  # records per page when a user's vectors are scanned
+NAMES_TTL_S = 5.0
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
 BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # pipeline.adapters.embed_local.MODEL_ID
@@ -102,6 +104,8 @@ class ChromaStores:
         self._factory = client_factory
         self._client: Any = None
         self._collections: dict[str, Any] = {}
+        self._listed: set[str] = set()
+        self._listed_at = float("-inf")
 
     @classmethod
     def connect(cls, host: str, port: int) -> ChromaStores:
@@ -131,11 +135,17 @@ class ChromaStores:
         return self._collections[name]
 
     def _names(self, base: str) -> list[str]:
-        """Every collection of this kind, one per embedding model in use."""
-        with _transient():
-            found = [c if isinstance(c, str) else c.name
-                     for c in self._connect().list_collections()]
-        names = {n for n in found if n == base or n.startswith(base + "--")}
+        """Every collection of this kind, one per embedding model in use. The server's list
+        is read at most every NAMES_TTL_S (a batch reads several times; another process's
+        new model collection shows up within that)."""
+        now = time.monotonic()
+        if now - self._listed_at > NAMES_TTL_S:
+            with _transient():
+                self._listed = {c if isinstance(c, str) else c.name
+                                for c in self._connect().list_collections()}
+            self._listed_at = now
+        names = {n for n in self._listed | set(self._collections)
+                 if n == base or n.startswith(base + "--")}
         return sorted(names | {base})
 
     def _call(self, name: str, fn: Callable[[Any], T]) -> T:
