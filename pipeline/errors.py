@@ -2,7 +2,8 @@
 
     MemqError
     ├── TransientError          retry with backoff: LLM 429/5xx/timeout, store unavailable,
-    │                           Neo4j deadlock, user lock busy
+    │   │                       Neo4j deadlock, user lock busy
+    │   └── StaleVersion        the user's state changed since the plan read it: re-plan
     └── PermanentError          dead-letter with the reason, never retried
         ├── InvalidMessage      the message breaks the contract (schema, version)
         ├── LLMAnswerError      the LLM's answer stayed unparseable after retries
@@ -16,6 +17,11 @@ class MemqError(Exception):
 
 class TransientError(MemqError):
     """Worth retrying: the same call may succeed later."""
+
+
+class StaleVersion(TransientError):
+    """A write fenced on the user's version found a newer one: another writer committed since
+    this plan read the state. The plan is never applied; it is made again from fresh state."""
 
 
 class PermanentError(MemqError):

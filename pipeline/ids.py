@@ -26,8 +26,9 @@ def memory_id(user_id: str, content: str, source_turn_ids: Iterable[str]) -> str
     return "m_" + _digest(user_id, normalize(content), *sorted(source_turn_ids))
 
 
-def episode_id(user_id: str, turn_id: str) -> str:
-    return "e_" + _digest(user_id, turn_id)
+def episode_id(user_id: str, ref: str) -> str:
+    """``ref``: the turn's ``<session id>/<turn id>`` (schemas.turn_ref)."""
+    return "e_" + _digest(user_id, ref)
 
 
 def audit_id(batch_id: str, memory_id: str, operation: str) -> str:

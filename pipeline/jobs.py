@@ -1,10 +1,11 @@
 """Lifecycle jobs for one user, run through the ports: decay, expire, capacity, consolidate,
-reembed. The caller holds the user's lock. Each job is idempotent: the pure step finds
+reembed. The caller holds the user's claim. Each job is idempotent: the pure step finds
 nothing left to do on a second run, and audit ids derive from the state being changed, so a
 job killed half-way and run again writes the same entries, not new ones.
 
-The graph (audit included) is written before Chroma: Chroma is where jobs read the user's
-memories from, so a memory whose Chroma write was lost is simply found again next run.
+Writes go through ``service.commit``: fenced on the user's version read before the job read
+its memories (Chroma brought up to date first), so a job that was paused while a batch merged
+is refused (StaleVersion, retried) rather than writing old states over new ones.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from pipeline import ids, lifecycle
+from pipeline import ids, lifecycle, service
 from pipeline.lifecycle import Change, Policy
 from pipeline.ports import EpisodeItem, Extractor
 from pipeline.service import Ports
@@ -28,8 +29,19 @@ class JobResult:
     changed: int
 
 
+@dataclass
+class Fence:
+    """The user's version a job read its state at; every commit moves it on."""
+
+    version: int
+
+    @classmethod
+    def begin(cls, ports: Ports, user_id: str) -> Fence:
+        return cls(service.catch_up(ports, user_id).version)
+
+
 def apply_changes(ports: Ports, user_id: str, job: str, op: Operation,
-                  changes: Sequence[Change], now: datetime,
+                  changes: Sequence[Change], now: datetime, fence: Fence,
                   vectors: Sequence[list[float] | None] | None = None) -> int:
     if not changes:
         return 0
@@ -42,17 +54,19 @@ def apply_changes(ports: Ports, user_id: str, job: str, op: Operation,
         extractor=f"lifecycle:{job}", at=now,
     ) for c in changes]
     memories = [c.after for c in changes]
-    ports.graph.apply(user_id, memories, audit, now)
-    ports.memories.upsert(memories, list(vectors) if vectors else [None] * len(memories))
+    fence.version = service.commit(
+        ports, user_id, memories, list(vectors) if vectors else [None] * len(memories), audit,
+        now, expected=fence.version)
     return len(changes)
 
 
 def _simple(job: str, step: Callable[[Sequence[StoredMemory], datetime, Policy], list[Change]]
             ) -> Callable[[Ports, str, datetime, Policy], JobResult]:
     def run(ports: Ports, user_id: str, now: datetime, policy: Policy) -> JobResult:
+        fence = Fence.begin(ports, user_id)
         memories = ports.memories.memories(user_id, include_inactive=False)
         changed = apply_changes(ports, user_id, job, Operation.ARCHIVE,
-                                step(memories, now, policy), now)
+                                step(memories, now, policy), now, fence)
         return JobResult(job, user_id, len(memories), changed)
     return run
 
@@ -81,7 +95,7 @@ def summarize(extractor: Extractor, texts: Sequence[str], at: datetime,
 def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
                 memories: Sequence[tuple[StoredMemory, list[float]]],
                 episodes: Sequence[EpisodeItem],
-                mark_episodes: Callable[[list[str], str], None]) -> JobResult:
+                mark_episodes: Callable[[list[str], str], None], fence: Fence) -> JobResult:
     """Clusters of >= cluster_min similar episodic memories and episodes, not consolidated
     before, become one semantic memory DERIVED_FROM them; source memories keep importance
     x 0.3, source episodes are marked. A cluster is consolidated once: the semantic memory's
@@ -113,12 +127,13 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
             vector = ports.embedder.embed([semantic.content])[0]
             add = Change(semantic, semantic, f"consolidated from {len(group)} similar items")
             changed += apply_changes(ports, user_id, "consolidate", Operation.CONSOLIDATE,
-                                     [add], now, vectors=[vector])
+                                     [add], now, fence, vectors=[vector])
         faded = [Change(m, m.with_changes(
             importance=m.importance * policy.consolidated_factor,
             consolidated_into=semantic_id, updated_at=now),
             f"consolidated into {semantic_id}") for m in members]
-        changed += apply_changes(ports, user_id, "consolidate", Operation.UPDATE, faded, now)
+        changed += apply_changes(ports, user_id, "consolidate", Operation.UPDATE, faded, now,
+                                 fence)
         if sources:
             mark_episodes([e.id for e in sources], semantic_id)
     return JobResult("consolidate", user_id, len(items), changed)
@@ -130,8 +145,9 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
     """Every memory and episode of the user re-embedded from its text into the configured
     model's collections (under the user's lock). Queries never mix models: each model has its
     own collections, and a user's searches use the model its vectors were made with."""
+    fence = Fence.begin(ports, user_id)
     moved = migrate(user_id, ports.embedder.embed, ports.embedder.model_id)
     if moved:  # the graph's copy names the model too
         ports.graph.apply(user_id, ports.memories.memories(user_id, include_inactive=True), [],
-                          now)
+                          now, expected=fence.version)
     return JobResult("reembed", user_id, moved, moved)

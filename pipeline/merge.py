@@ -34,6 +34,10 @@ class Prepared(BaseModel):
     slot_memories: Sequence[StoredMemory]  # current memories holding its single-valued slots
     already_stored: bool = False  # its deterministic id exists: a redelivery
     exact: StoredMemory | None = None  # a current memory with the same normalised text
+    # Where it came from, when one plan covers several batches (a drained mailbox); None: the
+    # plan's own (BatchContext).
+    batch_id: str | None = None
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,15 @@ class _Planner:
         self.vectors: dict[str, Vector | None] = {}
         self.added: list[tuple[str, Vector]] = []  # memories added by this batch
         self.audit: list[AuditEntry] = []
+        self.source: Prepared | None = None  # the candidate being decided
+
+    @property
+    def batch_id(self) -> str:
+        return (self.source.batch_id if self.source else None) or self.ctx.batch_id
+
+    @property
+    def session_id(self) -> str | None:
+        return (self.source.session_id if self.source else None) or self.ctx.session_id
 
     # -- views that include what earlier candidates of the batch did --------------------
     def _view(self, memory: StoredMemory) -> StoredMemory:
@@ -125,14 +138,14 @@ class _Planner:
     def _log(self, op: Operation, memory_id: str, cand: CandidateMemory, reason: str,
              before: StoredMemory | None, after: StoredMemory | None,
              turns: Sequence[str] | None = None) -> None:
-        ctx = self.ctx
+        ctx, batch_id = self.ctx, self.batch_id
         self.audit.append(AuditEntry(
-            id=ids.audit_id(ctx.batch_id, memory_id, f"{op}:{ids.content_hash(cand.content)}"),
+            id=ids.audit_id(batch_id, memory_id, f"{op}:{ids.content_hash(cand.content)}"),
             user_id=ctx.user_id, memory_id=memory_id, operation=op,
             before=_snapshot(before) if before else None,
             after=_snapshot(after) if after else {"candidate": cand.model_dump(mode="json")},
             reason=reason, source_turn_ids=list(turns or cand.source_turn_ids),
-            batch_id=ctx.batch_id,
+            batch_id=batch_id,
             extractor=ctx.extractor, prompt_version=ctx.prompt_version, at=ctx.now,
         ))
 
@@ -145,7 +158,7 @@ class _Planner:
             entities=list(cand.entities), triples=list(cand.triples),
             source_turn_ids=list(cand.source_turn_ids), valid_at=cand.valid_at,
             created_at=ctx.now, updated_at=ctx.now, embedding_model=ctx.model_id,
-            scope=cand.scope, session_id=ctx.session_id, expires_at=cand.expires_at,
+            scope=cand.scope, session_id=self.session_id, expires_at=cand.expires_at,
         ).with_changes(**changes)
 
     # -- the decisions ---------------------------------------------------------------------
@@ -236,6 +249,7 @@ class _Planner:
             self.insert(p, placement.cut, placement.following, why)
 
     def plan(self, p: Prepared) -> None:
+        self.source = p
         cand = p.candidate
         if p.already_stored or ids.memory_id(
             self.ctx.user_id, cand.content, cand.source_turn_ids

@@ -51,6 +51,15 @@ class SlotHolder:
 
 
 @dataclass(frozen=True)
+class UserVersion:
+    """A user's version in the graph (one more with every fenced write) and the version up to
+    which Chroma holds every write (``projected``)."""
+
+    version: int
+    projected: int
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result, memory or episode."""
 
@@ -112,6 +121,19 @@ class MemoryStore(Protocol):
         self, user_id: str, vector: Vector, model_id: str, k: int
     ) -> list[Neighbor]: ...
 
+    def similar(
+        self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
+    ) -> list[list[tuple[str, float]]]:
+        """The ids of the k most similar memories of any status, per vector: the graph says
+        what they are now."""
+        ...
+
+    def stored_hashes(self, user_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Of these memory ids, those present, with the content hash their vector is of."""
+        ...
+
+    def delete_ids(self, user_id: str, ids: Sequence[str]) -> None: ...
+
     def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
 
     def memories(
@@ -145,10 +167,25 @@ class GraphStore(Protocol):
         self, user_id: str, slots: Sequence[tuple[str, str]]
     ) -> list[SlotHolder]: ...
 
+    def version(self, user_id: str) -> UserVersion: ...
+
     def apply(
         self, user_id: str, memories: Sequence[StoredMemory], audit: Sequence[AuditEntry],
-        now: datetime,
-    ) -> None: ...
+        now: datetime, *, expected: int | None,
+    ) -> int:
+        """One transaction, fenced: commits only at version ``expected`` (None: any) and
+        returns the new version; raises StaleVersion otherwise."""
+        ...
+
+    def mark_projected(self, user_id: str, version: int) -> None: ...
+
+    def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
+
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]: ...
+
+    def changed_since(self, user_id: str, version: int) -> list[StoredMemory]: ...
+
+    def applied_batches(self, user_id: str, batch_ids: Sequence[str]) -> set[str]: ...
 
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]: ...
 

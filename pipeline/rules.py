@@ -299,7 +299,7 @@ class RuleExtractor:
 
     def extract(self, turns: Sequence[Turn]) -> list[CandidateMemory]:
         found: dict[tuple[str, str, str], CandidateMemory] = {}
-        for turn in sorted(turns, key=lambda t: (t.timestamp, t.turn_id)):
+        for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
             for clause, hedged in _statements(turn.content):

@@ -1,5 +1,13 @@
-"""The pipeline's stages, run through the ports. Each stage is one function the Celery task
-calls; the pure decisions live in ``extract``, ``dedupe`` and ``merge``."""
+"""The pipeline's stages, run through the ports. The pure decisions live in ``extract``,
+``dedupe`` and ``merge``; this module gathers what they need and writes what they decide.
+
+The graph (Neo4j) is the state of record. Every write to a user's memories is one Neo4j
+transaction fenced on the user's version (``GraphStore.apply(expected=...)``): a plan made from
+version v commits only while the user is still at v, so no pause, lease or queue wait can make
+a plan built on old state land. Chroma is a projection of the graph: it is written after the
+commit, then checked against the version again (``project``), and brought up to date from the
+graph before anything is planned (``catch_up``).
+"""
 
 from __future__ import annotations
 
@@ -12,9 +20,21 @@ from pipeline import ids
 from pipeline.dedupe import require_same_model
 from pipeline.merge import BatchContext, Plan, Prepared, Write, plan_batch
 from pipeline.policy import Thresholds
-from pipeline.ports import Embedder, EpisodeStore, Extractor, GraphStore, Judge, MemoryStore
+from pipeline.ports import (
+    Embedder,
+    EpisodeStore,
+    Extractor,
+    GraphStore,
+    Judge,
+    MemoryStore,
+    Neighbor,
+    UserVersion,
+    Vector,
+)
 from pipeline.predicates import Predicates
-from schemas import CandidateMemory, IngestBatch, Turn
+from schemas import AuditEntry, CandidateMemory, StoredMemory, Turn, turn_ref
+
+MAX_PROJECT_ROUNDS = 20
 
 
 @dataclass(frozen=True)
@@ -36,47 +56,64 @@ class Extracted:
     episodes: int
 
 
-def record_episodes(ports: Ports, batch: IngestBatch, turns: Sequence[Turn], now: datetime) -> int:
-    """Every turn becomes an episode (raw text, role, event time), before extraction runs."""
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate of one batch, ready for a (possibly coalesced) plan."""
+
+    candidate: CandidateMemory
+    vector: Vector
+    batch_id: str
+    session_id: str
+
+
+def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], *,
+            thresholds: Thresholds, now: datetime) -> Extracted:
+    """Every turn becomes an episode (raw text, role, event time) first; then the extractor
+    sees the turns under their per-user references (``<session>/<turn>``), so the source turn
+    ids of what it finds are unique per user."""
     vectors = ports.embedder.embed([t.content for t in turns])
-    return ports.episodes.add(batch.user_id, batch.session_id, turns, vectors,
-                              ports.embedder.model_id, now)
-
-
-def extract(ports: Ports, batch: IngestBatch, turns: Sequence[Turn], *, thresholds: Thresholds,
-            now: datetime) -> Extracted:
-    episodes = record_episodes(ports, batch, turns, now)
-    result = extraction.extract(ports.extractor, turns, budget=thresholds.chunk_tokens,
+    episodes = ports.episodes.add(user_id, session_id, turns, vectors,
+                                  ports.embedder.model_id, now)
+    refs = [t.model_copy(update={"turn_id": turn_ref(session_id, t.turn_id)}) for t in turns]
+    result = extraction.extract(ports.extractor, refs, budget=thresholds.chunk_tokens,
                                 min_confidence=thresholds.min_confidence)
-    vectors = ports.embedder.embed([c.content for c in result.kept]) if result.kept else []
-    return Extracted(result.kept, vectors, len(result.below_gate), result.chunks, episodes)
+    cand_vectors = ports.embedder.embed([c.content for c in result.kept]) if result.kept else []
+    return Extracted(result.kept, cand_vectors, len(result.below_gate), result.chunks, episodes)
 
 
-def prepare(ports: Ports, user_id: str, candidates: Sequence[CandidateMemory],
-            vectors: Sequence[list[float]], *, thresholds: Thresholds,
+def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, thresholds: Thresholds,
             predicates: Predicates) -> list[Prepared]:
-    """Gather, per candidate, the user's nearest memories and the holders of its slots."""
+    """Per candidate: the user's nearest current memories and the holders of its slots, as the
+    graph has them now. Chroma only says which memories are near (ids); their state comes
+    from the graph, so a Chroma record behind the graph cannot mislead a plan."""
+    if not items:
+        return []
     model_id = ports.embedder.model_id
     foreign = ports.memories.foreign_model(user_id, model_id)
     if foreign is not None:
         require_same_model(model_id, foreign)
+    candidates = [i.candidate for i in items]
     slots = sorted({t.slot for c in candidates for t in c.triples
                     if predicates.is_single(t.predicate)})
     holder_ids = {h.memory_id for h in ports.graph.slot_holders(user_id, slots)}
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
-    found = ports.memories.get(user_id, sorted(holder_ids | set(own_ids)))  # one read for both
-    holders = [m for m in found if m.id in holder_ids]
-    stored = {m.id for m in found}
-    exact = ports.memories.exact(user_id, [c.content for c in candidates])
+    # Superseded memories are near too: look wider, keep the current ones.
+    near = ports.memories.similar(user_id, [i.vector for i in items], model_id,
+                                  max(4 * thresholds.neighbors, 20))
+    wanted = holder_ids | set(own_ids) | {mid for top in near for mid, _ in top}
+    state = {m.id: m for m in ports.graph.get(user_id, sorted(wanted))}
+    holders = [state[h] for h in sorted(holder_ids) if h in state]
+    exact = ports.graph.exact(user_id, [c.content for c in candidates])
     prepared = []
-    neighbors = ports.memories.nearest_many(user_id, vectors, model_id, thresholds.neighbors)
-    for cand, vector, own, near in zip(candidates, vectors, own_ids, neighbors, strict=True):
-        cand_slots = {t.slot for t in cand.triples}
+    for item, own, top in zip(items, own_ids, near, strict=True):
+        neighbors = [Neighbor(state[mid], sim) for mid, sim in top
+                     if mid in state and state[mid].is_current][: thresholds.neighbors]
+        cand_slots = {t.slot for t in item.candidate.triples}
         prepared.append(Prepared(
-            candidate=cand, vector=vector,
-            neighbors=near,
+            candidate=item.candidate, vector=item.vector, neighbors=neighbors,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
-            already_stored=own in stored, exact=exact.get(ids.content_hash(cand.content)),
+            already_stored=own in state, exact=exact.get(ids.content_hash(item.candidate.content)),
+            batch_id=item.batch_id, session_id=item.session_id,
         ))
     return prepared
 
@@ -97,9 +134,67 @@ def merge(ports: Ports, prepared: Sequence[Prepared], ctx: BatchContext, *,
     return plan.model_copy(update={"writes": writes})
 
 
-def upsert_vectors(ports: Ports, plan: Plan) -> None:
-    ports.memories.upsert([w.memory for w in plan.writes], [w.vector for w in plan.writes])
+# -- writing: the fenced commit and the Chroma projection -----------------------------------
+def _to_chroma(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
+               vectors: Sequence[Vector | None]) -> None:
+    """Write these memory states to Chroma. A memory given no vector keeps the one Chroma has
+    when that is of the same text; otherwise its text is embedded."""
+    if not memories:
+        return
+    have = ports.memories.stored_hashes(user_id, [m.id for m in memories])
+    missing = [i for i, (m, v) in enumerate(zip(memories, vectors, strict=True))
+               if v is None and have.get(m.id) != ids.content_hash(m.content)]
+    filled = list(vectors)
+    if missing:
+        embedded = ports.embedder.embed([memories[i].content for i in missing])
+        for i, vector in zip(missing, embedded, strict=True):
+            filled[i] = vector
+    ports.memories.upsert(memories, filled)
 
 
-def upsert_graph(ports: Ports, plan: Plan, now: datetime) -> None:
-    ports.graph.apply(plan.user_id, [w.memory for w in plan.writes], plan.audit, now)
+def project(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
+            vectors: Sequence[Vector | None], version: int) -> None:
+    """Chroma follows the graph. After writing the states committed at ``version``, look at
+    the version again: if another writer committed meanwhile, this write may have put older
+    states over newer ones (this process may have been paused between commit and write), so
+    the same memories are written again as the graph has them now, until no commit came in
+    between. Then Chroma holds every write up to ``version``."""
+    touched = [m.id for m in memories]
+    _to_chroma(ports, user_id, memories, vectors)
+    seen = version
+    for _ in range(MAX_PROJECT_ROUNDS):
+        now = ports.graph.version(user_id).version
+        if now == seen:
+            break
+        seen = now
+        fresh = ports.graph.get(user_id, touched)
+        gone = sorted(set(touched) - {m.id for m in fresh})
+        ports.memories.delete_ids(user_id, gone)  # forgotten since
+        _to_chroma(ports, user_id, fresh, [None] * len(fresh))
+    ports.graph.mark_projected(user_id, version)
+
+
+def catch_up(ports: Ports, user_id: str) -> UserVersion:
+    """Bring Chroma up to the graph (writes whose process died, or paused, between commit and
+    Chroma) before anything is planned from it; returns the version now planned from."""
+    v = ports.graph.version(user_id)
+    if v.projected < v.version:
+        behind = ports.graph.changed_since(user_id, v.projected)
+        _to_chroma(ports, user_id, behind, [None] * len(behind))
+        ports.graph.mark_projected(user_id, v.version)
+    return UserVersion(version=v.version, projected=v.version)
+
+
+def commit(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
+           vectors: Sequence[Vector | None], audit: Sequence[AuditEntry], now: datetime, *,
+           expected: int | None) -> int:
+    """The fenced write (StaleVersion if the user moved on since ``expected``), then Chroma.
+    Returns the user's new version."""
+    version = ports.graph.apply(user_id, memories, audit, now, expected=expected)
+    project(ports, user_id, memories, vectors, version)
+    return version
+
+
+def commit_plan(ports: Ports, plan: Plan, now: datetime, *, expected: int) -> int:
+    return commit(ports, plan.user_id, [w.memory for w in plan.writes],
+                  [w.vector for w in plan.writes], plan.audit, now, expected=expected)

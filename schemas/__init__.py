@@ -7,18 +7,31 @@ the JSON Schema); everything downstream speaks the domain models in ``memory`` a
 
 from schemas.audit import AuditEntry, Operation
 from schemas.memory import CandidateMemory, Kind, Status, StoredMemory, Triple
-from schemas.messages import SCHEMA_VERSION, IngestBatch, Turn, TurnLine
+from schemas.messages import (
+    MESSAGE_VERSION,
+    SCHEMA_VERSION,
+    ExtractedBatch,
+    IngestBatch,
+    StageMessage,
+    Turn,
+    TurnLine,
+    turn_ref,
+)
 
 __all__ = [
+    "MESSAGE_VERSION",
     "SCHEMA_VERSION",
     "AuditEntry",
     "CandidateMemory",
+    "ExtractedBatch",
     "IngestBatch",
     "Kind",
     "Operation",
+    "StageMessage",
     "Status",
     "StoredMemory",
     "Triple",
     "Turn",
     "TurnLine",
+    "turn_ref",
 ]

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from schemas.memory import CandidateMemory
+
 SCHEMA_VERSION = "1"
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -26,7 +28,12 @@ class _Frozen(BaseModel):
 
 
 class Turn(_Frozen):
-    """One conversation turn. ``timestamp`` is event time: when it was said."""
+    """One conversation turn. ``timestamp`` is event time: when it was said.
+
+    ``turn_id`` is unique within its session (a producer may number every session ``t1``,
+    ``t2``, ...): memq identifies a turn by (user, session, turn id). Turns with equal
+    timestamps keep the order the producer gave them.
+    """
 
     turn_id: str = Field(pattern=_ID_PATTERN)
     role: Role
@@ -74,8 +81,8 @@ class IngestBatch(_Frozen):
             if turn.turn_id in seen:
                 raise ValueError(f"duplicate turn_id {turn.turn_id!r} in one batch")
             seen.add(turn.turn_id)
-        # Event order, ties broken by id: the pipeline relies on this order.
-        return sorted(turns, key=lambda t: (t.timestamp, t.turn_id))
+        # Event order; equal timestamps keep the producer's order (a stable sort).
+        return sorted(turns, key=lambda t: t.timestamp)
 
     @property
     def batch_id(self) -> str:
@@ -89,3 +96,41 @@ class IngestBatch(_Frozen):
     @property
     def last_event_at(self) -> datetime:
         return self.turns[-1].timestamp
+
+    def refs(self) -> list[str]:
+        """Each turn's reference, unique per user: ``<session id>/<turn id>``."""
+        return [turn_ref(self.session_id, t.turn_id) for t in self.turns]
+
+
+def turn_ref(session_id: str, turn_id: str) -> str:
+    """A turn's reference within its user: ids never contain ``/``, so this is unambiguous."""
+    return f"{session_id}/{turn_id}"
+
+
+MESSAGE_VERSION = "1"
+
+
+class StageMessage(_Frozen):
+    """What travels on the broker between stages: ids and small fields, never turns, vectors
+    or memories (those stay in Redis under the delivery id, or in the stores).
+
+    ``memq.extract`` gets a ``delivery_id``; ``memq.apply`` gets a user and the claim token it
+    drains that user's mailbox under.
+    """
+
+    v: Literal["1"] = "1"
+    user_id: str = Field(pattern=_ID_PATTERN)
+    delivery_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
+    token: str | None = Field(default=None, max_length=64)
+
+
+class ExtractedBatch(_Frozen):
+    """What extract found in a delivery, kept in Redis under the delivery id (with a TTL) for
+    the user's drain: never on the broker. Vectors are little-endian float32, base64."""
+
+    v: Literal["1"] = "1"
+    batch_id: str
+    session_id: str = Field(pattern=_ID_PATTERN)
+    refs: list[str]  # the turns it covers, ``<session>/<turn>``
+    candidates: list[CandidateMemory]
+    vectors: list[str]

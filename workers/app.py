@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import Celery
 from celery.schedules import crontab
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 from workers import wiring
 
@@ -32,7 +32,7 @@ def create_app() -> Celery:
             "unacked_restore_throttle": 1,  # every sweep scans (kombu's default: every 10th)
         },
         task_default_queue="memq.store",
-        task_routes={"memq.extract": {"queue": "memq.extract"}},
+        task_routes={"memq.extract": {"queue": "memq.extract"}},  # memq.apply: memq.store
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
@@ -63,3 +63,11 @@ app.conf.beat_schedule = beat_schedule()
 @worker_process_init.connect
 def _init_process(**_: object) -> None:
     wiring.configure_logging()
+
+
+@worker_ready.connect
+def _start_reaper(**_: object) -> None:
+    from workers import reaper  # noqa: PLC0415
+
+    wiring.configure_logging()
+    reaper.start()

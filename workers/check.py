@@ -1,18 +1,19 @@
 """``memq check``: compare Chroma and Neo4j memory by memory, and repair drift from the audit
-trail. Each user is checked under the pipeline's per-user lock, so no half-applied batch is
-reported (or written over)."""
+trail. Each user is checked holding the user's claim, so no drain is between its commit and
+its Chroma write while we compare; repairs are fenced writes like every other."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
 
+from pipeline import service
 from pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
 from workers import wiring
+from workers.tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 
@@ -39,7 +40,7 @@ def _scan(user: str) -> tuple[int, list[Drift]]:
     return count, find_drift(vector_side, graph_side, snapshots)
 
 
-def _repair(user: str, drifts: Sequence[Drift], token: str) -> dict[str, str]:
+def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
     """Write each drift's truth to Chroma, then to Neo4j with a REPAIR audit entry; returns
     the memories left alone, and why."""
 
@@ -51,25 +52,25 @@ def _repair(user: str, drifts: Sequence[Drift], token: str) -> dict[str, str]:
     texts = [m.content for m, fresh in zip(plan.memories, plan.reembed, strict=True) if fresh]
     embedded = iter(embedder.embed(texts) if texts else [])
     vectors = [next(embedded) if fresh else None for fresh in plan.reembed]
-    if not wiring.coord().renew(user, token, wiring.settings().lock_lease_s):
-        return {**skipped, **{m.id: "lock lease ran out before writing" for m in plan.memories}}
-    wiring.chroma().upsert(plan.memories, vectors)
-    wiring.graph().apply(user, plan.memories, plan.audit, now)
+    # Unfenced (expected=None): the truth comes from the audit trail, not from a state read
+    # now; the version still moves on, so a plan made before the repair is refused.
+    service.commit(wiring.ports(), user, plan.memories, vectors, plan.audit, now,
+                   expected=None)
     log.info("repaired drift", user_id=user, memories=len(plan.memories),
              reembedded=sum(plan.reembed), skipped=len(skipped))
     return skipped
 
 
 def check_user(user: str, *, repair: bool) -> Checked:
-    token = f"check:{uuid.uuid4().hex}"
     s = wiring.settings()
-    with wiring.coord().holding(user, token, s.lock_lease_s, CHECK_LOCK_WAIT_S) as held:
-        if not held:
+    with wiring.coord().holding(user, s.lock_lease_s, CHECK_LOCK_WAIT_S,
+                                publish_apply) as token:
+        if token is None:
             return Checked(user, busy=True)
         count, found = _scan(user)
         checked = Checked(user, count, found, remaining=found)
         if repair and found:
-            checked.skipped = _repair(user, found, token)
+            checked.skipped = _repair(user, found)
             checked.memories, checked.remaining = _scan(user)
         return checked
 

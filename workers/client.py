@@ -1,7 +1,8 @@
 """Enqueue, for agents: validate turns, group them into per-session batches, publish.
 
-Publishing never waits on the pipeline: it is one Redis SADD plus one broker message per
-batch. Python agents call :func:`enqueue`; any other producer uses ``memq enqueue``.
+Publishing never waits on the pipeline: one Redis round trip records the batches (the
+outbox), then one small broker message per batch carries its delivery id. Python agents call
+:func:`enqueue`; any other producer uses ``memq enqueue``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from celery import chain
 from pydantic import ValidationError
 
 from schemas import IngestBatch, Turn, TurnLine
@@ -61,7 +61,7 @@ def parse_lines(lines: Iterable[str]) -> tuple[list[IngestBatch], list[LineError
         turns[line.turn_id] = line.turn()
     batches = []
     for (user_id, session_id), turns in groups.items():
-        ordered = sorted(turns.values(), key=lambda t: (t.timestamp, t.turn_id))
+        ordered = sorted(turns.values(), key=lambda t: t.timestamp)  # ties: input order
         for start in range(0, len(ordered), MAX_BATCH_TURNS):  # long sessions: several batches
             batches.append(IngestBatch(user_id=user_id, session_id=session_id,
                                        turns=ordered[start : start + MAX_BATCH_TURNS]))
@@ -69,22 +69,20 @@ def parse_lines(lines: Iterable[str]) -> tuple[list[IngestBatch], list[LineError
 
 
 def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
-    """Publish each batch as the chain extract -> dedupe -> merge -> upserts."""
+    """Record each batch in the outbox (Redis, one round trip for all), then publish an
+    extract message carrying its delivery id only. A batch whose message is lost (a broker
+    hiccup, a worker killed as it popped it) is published again by the reaper."""
     from workers import tasks, wiring  # noqa: PLC0415  (the app is only needed to publish)
 
-    coord = wiring.coord()
+    if not batches:
+        return []
+    coord, s = wiring.coord(), wiring.settings()
+    now = time.time()
+    rows = [(uuid.uuid4().hex, b) for b in batches]
+    coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s)
     published = []
-    for batch in batches:
-        delivery_id = uuid.uuid4().hex
-        payload = {"delivery_id": delivery_id, "enqueued_at": time.time(),
-                   "batch": batch.model_dump(mode="json")}
-        coord.track(delivery_id)
-        try:
-            chain(tasks.extract.s(payload), tasks.dedupe.s(), tasks.merge.s(),
-                  tasks.upsert_chroma.s(), tasks.upsert_graph.s()).apply_async()
-        except Exception:
-            coord.finish(delivery_id)  # not published: `memq wait` must not wait for it
-            raise
+    for delivery_id, batch in rows:
+        tasks.publish_extract(delivery_id, batch.user_id)
         published.append(Published(delivery_id, batch.batch_id, batch.user_id,
                                    batch.session_id, len(batch.turns)))
     return published

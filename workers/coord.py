@@ -1,19 +1,32 @@
-"""Coordination state in Redis: in-flight deliveries, the dead-letter queue, per-user locks,
-the per-turn ledger and the plan cache. Keys are all under ``memq:``.
+"""Coordination state in Redis. Keys are all under ``memq:``.
 
-Per-user lock: ``SET memq:lock:<user> <delivery> NX PX <lease>``. It is taken by the dedupe
-stage and released by the last upsert, so dedupe -> merge -> upserts of one user never
-interleave with another batch of that user; other users proceed in parallel. The owner renews
-the lease at every stage; a worker killed while holding it loses it when the lease runs out,
-and the redelivered task (acks_late) takes it again.
+A delivery (one enqueued batch) lives here from the moment it is accepted until it is done:
+
+    memq:delivery:<id>   hash: user, batch (JSON), enqueued_at, state      (the outbox record)
+    memq:outbox          zset: delivery id -> when to re-publish it if it made no progress
+    memq:extracted:<id>  what extract found (candidates and vectors), for the user's drain
+    memq:mbox:<user>     zset: the user's extracted deliveries -> event time (the mailbox)
+    memq:mboxes          set: users whose mailbox may hold work
+    memq:owner:<user>    the claim of the one worker draining that mailbox (a lease)
+    memq:turns:<user>    the turns (``<session>/<turn>``) already applied
+    memq:inflight        deliveries not yet done (``memq wait``)
+
+Messages on the broker carry ids only (schemas.StageMessage). The owner claim is not what
+keeps a user's writes correct -- the graph's version fence is (pipeline.service) -- it keeps
+workers from doing the same user's work twice: a delivery that finds its user claimed is left
+in the mailbox for the claimant, who drains until the mailbox is empty and only then lets go,
+atomically with the check (``release``), so nothing posted meanwhile is stranded.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -21,6 +34,8 @@ import redis
 
 INFLIGHT = "memq:inflight"
 DEAD = "memq:deadletter"
+OUTBOX = "memq:outbox"
+MAILBOXES = "memq:mboxes"
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -28,58 +43,260 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('del', KEYS[1])
-end
+_DROP = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
+"""
+# KEYS: owner, mailbox, mailboxes; ARGV: token, user. 1: released; 0: work is waiting, keep
+# draining; -1: not the owner.
+_RELEASE = """
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('zcard', KEYS[2]) > 0 then return 0 end
+redis.call('del', KEYS[1])
+redis.call('srem', KEYS[3], ARGV[2])
+return 1
+"""
+# Post an extracted delivery to its user's mailbox and claim the user if nobody has.
+# KEYS: extracted, mailbox, mailboxes, outbox, delivery, owner
+# ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms
+_POST = """
+redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
+redis.call('sadd', KEYS[3], ARGV[5])
+redis.call('zrem', KEYS[4], ARGV[4])
+redis.call('hset', KEYS[5], 'state', 'extracted')
+if redis.call('set', KEYS[6], ARGV[6], 'NX', 'PX', ARGV[7]) then return ARGV[6] end
+return false
 """
 
 
-def _lock_key(user_id: str) -> str:
-    return f"memq:lock:{user_id}"
+def _delivery_key(delivery_id: str) -> str:
+    return f"memq:delivery:{delivery_id}"
+
+
+def _extracted_key(delivery_id: str) -> str:
+    return f"memq:extracted:{delivery_id}"
+
+
+def _mbox_key(user_id: str) -> str:
+    return f"memq:mbox:{user_id}"
+
+
+def _owner_key(user_id: str) -> str:
+    return f"memq:owner:{user_id}"
 
 
 def _ledger_key(user_id: str) -> str:
     return f"memq:turns:{user_id}"
 
 
-def _plan_key(batch_id: str) -> str:
-    return f"memq:plan:{batch_id}"
-
-
-def _plans_key(user_id: str) -> str:
-    return f"memq:plans:{user_id}"  # the user's plan keys, so forgetting can find them
-
-
 def _forgotten_key(user_id: str) -> str:
     return f"memq:forgotten:{user_id}"
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Delivery:
+    delivery_id: str
+    user_id: str
+    batch: str  # the IngestBatch as JSON
+    enqueued_at: float
+    state: str  # queued | extracted
 
 
 class Coord:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
+        self._post = self.r.register_script(_POST)
+        self._release = self.r.register_script(_RELEASE)
+        self._renew = self.r.register_script(_RENEW)
+        self._drop = self.r.register_script(_DROP)
 
     @classmethod
     def from_url(cls, url: str) -> Coord:
         return cls(redis.Redis.from_url(url, decode_responses=True))
 
-    # -- in-flight and dead letters ----------------------------------------------------------
-    def track(self, delivery_id: str) -> None:
-        self.r.sadd(INFLIGHT, delivery_id)
+    # -- the outbox: a delivery is recorded before it is published -----------------------------
+    def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
+               deadline: float) -> None:
+        """Record (delivery id, user, batch JSON) entries, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for delivery_id, user_id, batch in deliveries:
+            pipe.hset(_delivery_key(delivery_id), mapping={
+                "user": user_id, "batch": batch, "enqueued_at": repr(enqueued_at),
+                "state": "queued"})
+            pipe.zadd(OUTBOX, {delivery_id: deadline})
+            pipe.sadd(INFLIGHT, delivery_id)
+        pipe.execute()
 
-    def finish(self, delivery_id: str) -> None:
-        self.r.srem(INFLIGHT, delivery_id)
+    def delivery(self, delivery_id: str) -> Delivery | None:
+        raw = cast(dict[str, str], self.r.hgetall(_delivery_key(delivery_id)))
+        if not raw or "batch" not in raw:
+            return None
+        return Delivery(delivery_id, raw["user"], raw["batch"], float(raw["enqueued_at"]),
+                        raw.get("state", "queued"))
 
+    def touch(self, delivery_id: str, deadline: float) -> None:
+        """Progress: not due for re-publishing before ``deadline``."""
+        self.r.zadd(OUTBOX, {delivery_id: deadline}, xx=True)
+
+    def due(self, now: float, limit: int = 500) -> list[str]:
+        return cast(list[str], self.r.zrangebyscore(OUTBOX, "-inf", now, start=0, num=limit))
+
+    @contextmanager
+    def heartbeat(self, delivery_id: str, stall_s: float) -> Iterator[None]:
+        """Keep the delivery from being re-published while this process works on it (an LLM
+        call may take minutes); a dead or frozen process stops beating, and the reaper
+        re-publishes the delivery ``stall_s`` later."""
+        with _beating(lambda: self.touch(delivery_id, time.time() + stall_s), stall_s / 4):
+            yield
+
+    # -- the mailbox ---------------------------------------------------------------------------
+    def post(self, user_id: str, delivery_id: str, event_time: float, extracted: str,
+             ttl_s: int, lease_s: float) -> str | None:
+        """Put an extracted delivery in its user's mailbox; returns a claim token when this
+        call claimed the user (the caller then publishes the drain), None when someone holds
+        it (and will drain this too)."""
+        token = self._post(
+            keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
+                  _delivery_key(delivery_id), _owner_key(user_id)],
+            args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
+                  int(lease_s * 1000)])
+        return cast(str | None, token)
+
+    def mailbox(self, user_id: str, limit: int) -> list[str]:
+        return cast(list[str], self.r.zrange(_mbox_key(user_id), 0, limit - 1))
+
+    def extracted(self, delivery_ids: Sequence[str]) -> list[str | None]:
+        if not delivery_ids:
+            return []
+        return cast(list[str | None], self.r.mget([_extracted_key(d) for d in delivery_ids]))
+
+    def deliveries(self, delivery_ids: Sequence[str]) -> list[Delivery | None]:
+        pipe = self.r.pipeline(transaction=False)
+        for d in delivery_ids:
+            pipe.hgetall(_delivery_key(d))
+        out: list[Delivery | None] = []
+        for d, raw in zip(delivery_ids, pipe.execute(), strict=True):
+            out.append(Delivery(d, raw["user"], raw["batch"], float(raw["enqueued_at"]),
+                                raw.get("state", "queued")) if raw and "batch" in raw else None)
+        return out
+
+    def requeue(self, user_id: str, delivery_ids: Sequence[str], deadline: float) -> None:
+        """Out of the mailbox, back to extraction (what extract found expired)."""
+        pipe = self.r.pipeline(transaction=False)
+        for d in delivery_ids:
+            pipe.zrem(_mbox_key(user_id), d)
+            pipe.hset(_delivery_key(d), "state", "queued")
+            pipe.zadd(OUTBOX, {d: deadline})
+        pipe.execute()
+
+    def finish(self, user_id: str, delivery_ids: Sequence[str],
+               refs: Sequence[str] = ()) -> None:
+        """Done: the turns applied (``refs``), the deliveries and all they left here gone."""
+        pipe = self.r.pipeline(transaction=False)
+        if refs:
+            pipe.sadd(_ledger_key(user_id), *refs)
+        for d in delivery_ids:
+            pipe.zrem(_mbox_key(user_id), d)
+            pipe.zrem(OUTBOX, d)
+            pipe.delete(_delivery_key(d), _extracted_key(d))
+            pipe.srem(INFLIGHT, d)
+        pipe.execute()
+
+    # -- the claim on a user -------------------------------------------------------------------
+    def claim(self, user_id: str, lease_s: float, token: str | None = None) -> str | None:
+        token = token or new_token()
+        if self.r.set(_owner_key(user_id), token, nx=True, px=int(lease_s * 1000)):
+            return token
+        return None
+
+    def owner(self, user_id: str) -> str | None:
+        return cast(str | None, self.r.get(_owner_key(user_id)))
+
+    def renew(self, user_id: str, token: str, lease_s: float) -> bool:
+        return bool(self._renew(keys=[_owner_key(user_id)], args=[token, int(lease_s * 1000)]))
+
+    def let_go(self, user_id: str, token: str) -> None:
+        """Drop the claim if it is still ours, whatever waits (the reaper claims it again)."""
+        self._drop(keys=[_owner_key(user_id)], args=[token])
+
+    def release(self, user_id: str, token: str) -> int:
+        """1: let go (mailbox empty); 0: work waiting, keep draining; -1: not the owner."""
+        return int(self._release(keys=[_owner_key(user_id), _mbox_key(user_id), MAILBOXES],
+                                 args=[token, user_id]))
+
+    @contextmanager
+    def keeping(self, user_id: str, token: str, lease_s: float) -> Iterator[None]:
+        """Renew the claim in the background while the holder works."""
+        with _beating(lambda: self.renew(user_id, token, lease_s), lease_s / 3):
+            yield
+
+    def orphans(self) -> list[str]:
+        """Users whose mailbox holds work and whom nobody has claimed (the claimant died, or
+        was frozen past its lease); users with an empty mailbox are dropped from the set."""
+        users = sorted(cast(set[str], self.r.smembers(MAILBOXES)))
+        if not users:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for u in users:
+            pipe.exists(_owner_key(u))
+            pipe.zcard(_mbox_key(u))
+        flags = pipe.execute()
+        out = []
+        for i, u in enumerate(users):
+            owned, waiting = flags[2 * i], flags[2 * i + 1]
+            if not owned and waiting:
+                out.append(u)
+        return out
+
+    @contextmanager
+    def holding(self, user_id: str, lease_s: float, wait_s: float,
+                handoff: Callable[[str, str], None]) -> Iterator[str | None]:
+        """The claim, for work outside the pipeline (check, lifecycle, forget): waits up to
+        ``wait_s`` for the drain that holds it; yields the token, or None. On exit, deliveries
+        posted meanwhile are handed on with the claim: ``handoff(user, token)`` publishes the
+        drain."""
+        deadline = time.monotonic() + wait_s
+        token = self.claim(user_id, lease_s)
+        pause = 0.05
+        while token is None and time.monotonic() < deadline:
+            time.sleep(pause)
+            pause = min(1.0, pause * 2)
+            token = self.claim(user_id, lease_s)
+        try:
+            if token is None:
+                yield None
+            else:
+                with self.keeping(user_id, token, lease_s):
+                    yield token
+        finally:
+            if token is not None and self.release(user_id, token) == 0:
+                handoff(user_id, token)
+
+    # -- in flight and dead letters --------------------------------------------------------------
     def inflight(self) -> int:
         return int(self.r.scard(INFLIGHT))
 
-    def dead_letter(self, delivery_id: str, stage: str, reason: str,
+    def pending(self, delivery_ids: Sequence[str]) -> int:
+        """How many of these deliveries are not done yet."""
+        if not delivery_ids:
+            return 0
+        return sum(cast(list[int], self.r.smismember(INFLIGHT, list(delivery_ids))))
+
+    def dead_letter(self, delivery_id: str, user_id: str | None, stage: str, reason: str,
                     message: dict[str, Any] | None) -> None:
-        entry = {"delivery_id": delivery_id, "stage": stage, "reason": reason,
-                 "at": datetime.now(UTC).isoformat(), "message": message}
+        entry = {"delivery_id": delivery_id, "user_id": user_id, "stage": stage,
+                 "reason": reason, "at": datetime.now(UTC).isoformat(), "message": message}
         pipe = self.r.pipeline()
         pipe.rpush(DEAD, json.dumps(entry, ensure_ascii=False, default=str))
+        if user_id:
+            pipe.zrem(_mbox_key(user_id), delivery_id)
+        pipe.zrem(OUTBOX, delivery_id)
+        pipe.delete(_delivery_key(delivery_id), _extracted_key(delivery_id))
         pipe.srem(INFLIGHT, delivery_id)
         pipe.execute()
 
@@ -94,61 +311,14 @@ class Coord:
             time.sleep(poll_s)
         return True
 
-    # -- per-user lock -------------------------------------------------------------------------
-    def acquire(self, user_id: str, token: str, lease_s: float) -> bool:
-        lease_ms = int(lease_s * 1000)
-        if self.r.set(_lock_key(user_id), token, nx=True, px=lease_ms):
-            return True
-        return self.renew(user_id, token, lease_s)  # re-entrant for the same delivery
-
-    def renew(self, user_id: str, token: str, lease_s: float) -> bool:
-        return bool(self.r.eval(_RENEW, 1, _lock_key(user_id), token, int(lease_s * 1000)))
-
-    def release(self, user_id: str, token: str) -> None:
-        self.r.eval(_RELEASE, 1, _lock_key(user_id), token)
-
-    @contextmanager
-    def holding(self, user_id: str, token: str, lease_s: float,
-                wait_s: float) -> Iterator[bool]:
-        """The user's lock for a job outside the chain (check, run, forget): waits up to
-        ``wait_s``; yields whether it is held."""
-        deadline = time.monotonic() + wait_s
-        held = self.acquire(user_id, token, lease_s)
-        while not held and time.monotonic() < deadline:
-            time.sleep(0.1)
-            held = self.acquire(user_id, token, lease_s)
-        try:
-            yield held
-        finally:
-            if held:
-                self.release(user_id, token)
-
-    # -- per-turn ledger: a (user, turn id) is processed once -------------------------------------
-    def unprocessed(self, user_id: str, turn_ids: Sequence[str]) -> set[str]:
-        if not turn_ids:
+    # -- the turn ledger: a turn is applied once -------------------------------------------------
+    def unprocessed(self, user_id: str, refs: Sequence[str]) -> set[str]:
+        if not refs:
             return set()
-        seen = cast(list[int], self.r.smismember(_ledger_key(user_id), list(turn_ids)))
-        return {t for t, hit in zip(turn_ids, seen, strict=True) if not hit}
+        seen = cast(list[int], self.r.smismember(_ledger_key(user_id), list(refs)))
+        return {t for t, hit in zip(refs, seen, strict=True) if not hit}
 
-    def mark_processed(self, user_id: str, turn_ids: Iterable[str]) -> None:
-        turn_ids = list(turn_ids)
-        if turn_ids:
-            self.r.sadd(_ledger_key(user_id), *turn_ids)
-
-    # -- plan cache: a batch is planned once, applied idempotently ---------------------------------
-    def save_plan(self, user_id: str, batch_id: str, plan_json: str, ttl_s: int) -> str:
-        """Store the plan unless one exists; return the plan that is now authoritative."""
-        key = _plan_key(batch_id)
-        if self.r.set(key, plan_json, nx=True, ex=ttl_s):
-            self.r.sadd(_plans_key(user_id), key)
-            self.r.expire(_plans_key(user_id), ttl_s)
-            return plan_json
-        return cast(str, self.r.get(key)) or plan_json
-
-    def load_plan(self, batch_id: str) -> str | None:
-        return cast(str | None, self.r.get(_plan_key(batch_id)))
-
-    # -- forgetting: a marker first, so that nothing in flight resurrects the user -------------
+    # -- forgetting: a marker first, so that nothing in flight resurrects the user ---------------
     def mark_forgotten(self, user_id: str, at: float, ttl_s: int = 30 * 24 * 3600) -> None:
         self.r.set(_forgotten_key(user_id), repr(at), ex=ttl_s)
 
@@ -161,17 +331,36 @@ class Coord:
         at = self.forgotten_at(user_id)
         return at is not None and enqueued_at <= at
 
-    def drop_plans(self, user_id: str, which: Callable[[str], bool]) -> int:
-        """Delete the user's cached plans whose JSON ``which`` selects."""
-        keys = sorted(cast(set[str], self.r.smembers(_plans_key(user_id))))
-        gone = [k for k in keys if which(cast(str | None, self.r.get(k)) or "")]
-        if not gone:
-            return 0
-        self.r.srem(_plans_key(user_id), *gone)
-        return int(self.r.delete(*gone))
-
     def forget_traces(self, user_id: str) -> int:
-        """Delete what Redis holds of the user: plans (they carry content), the turn ledger."""
-        plans = list(cast(set[str], self.r.smembers(_plans_key(user_id))))
-        keys = [*plans, _plans_key(user_id), _ledger_key(user_id)]
-        return int(self.r.delete(*keys))
+        """Delete what Redis holds of the user: the turn ledger, and every delivery of the
+        user (batches carry content) in the mailbox or the outbox; they count as done."""
+        mine = set(self.mailbox(user_id, 1_000_000))
+        outbox = cast(list[str], self.r.zrange(OUTBOX, 0, -1))
+        pipe = self.r.pipeline(transaction=False)
+        for d in outbox:
+            pipe.hget(_delivery_key(d), "user")
+        mine |= {d for d, owner in zip(outbox, pipe.execute(), strict=True) if owner == user_id}
+        existed = int(self.r.exists(_ledger_key(user_id))) + len(mine)
+        self.finish(user_id, sorted(mine))
+        self.r.delete(_ledger_key(user_id))
+        return existed
+
+
+@contextmanager
+def _beating(beat: Any, every_s: float) -> Iterator[None]:
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every_s):
+            try:
+                beat()
+            except redis.RedisError:
+                continue  # the next beat tries again; the work itself will see Redis down
+
+    thread = threading.Thread(target=loop, name="memq-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)

@@ -2,29 +2,30 @@
 
 A user (:func:`forget_user`), in this order:
 
-1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Every stage checks
-   it for work enqueued before that time and drops the work (``workers.tasks._forgotten``);
-   extract takes back the episodes it wrote if the marker appeared while it wrote them.
-2. The per-user lock, so that no batch of the user is between dedupe and its last upsert
-   while we delete (a batch that holds it runs to the end first, then we delete what it wrote).
+1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Extract and the
+   drain check it for work enqueued before that time and drop the work; extract takes back
+   the episodes it wrote if the marker appeared while it wrote them.
+2. The user's claim, so that no drain is between its commit and its Chroma write while we
+   delete. (Should a drain frozen past its claim wake up later, its plan is refused: the
+   Neo4j forget below moves the user's version on, and its Chroma write is undone by its own
+   check against the version, see pipeline.service.project.)
 3. Chroma: the user's memories and episodes.
 4. Neo4j: the user's Memory nodes, FACT edges and Entity nodes; every Audit node of the user
    becomes a tombstone (ids, operation, time, source turn ids; ``before``/``after`` removed,
    ``reason`` "forgotten"); one FORGET entry (memory id ``*``) records the forgetting.
-5. Redis: plans and turn ledger (``Coord.forget_traces``); the user's dead letters are
+5. Redis: the turn ledger and every delivery of the user, queued or in its mailbox, with the
+   batch and what extract found (``Coord.forget_traces``); the user's dead letters are
    **dropped** (they hold the batch, content included; nothing else of them is kept); the
-   user's messages still waiting in the Celery queues are removed, and their deliveries
-   finished so that ``memq wait`` does not wait for them.
+   user's messages still waiting in the Celery queues are removed.
 
-A message a worker has already reserved (kombu's ``unacked`` hash) is left to that worker: the
-marker makes it drop the work, and its acknowledgement removes the message. (If that worker
-died, the message comes back after the visibility timeout and is dropped then.)
+A message a worker has already reserved (kombu's ``unacked`` hash) is left to that worker: its
+delivery is gone, so it does nothing.
 
-One memory (:func:`forget_memory`), under the same lock: its Chroma record; its Memory node,
-its FACT edges and the user's Entity nodes no FACT edge references any more; the Audit nodes
-about it become tombstones, and entries written by the same decision (same batch, a shared
-source turn) lose the fields that quote it; one FORGET entry for it; the plans in Redis that
-mention it. The turns it came from stay (episodes are forgotten with the user).
+One memory (:func:`forget_memory`), holding the same claim: its Chroma record; its Memory
+node, its FACT edges and the user's Entity nodes no FACT edge references any more; the Audit
+nodes about it become tombstones, and entries written by the same decision (same batch, a
+shared source turn) lose the fields that quote it; one FORGET entry for it. The turns it came
+from stay (episodes are forgotten with the user).
 
 Both are idempotent: run again, they find nothing more to delete (and record the request
 again). Logs carry ids and counts, never content.
@@ -36,7 +37,6 @@ import base64
 import hashlib
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -99,13 +99,14 @@ def _decode_body(message: dict[str, Any]) -> Any:
 
 def queued_delivery(raw: str, user_id: str) -> str | None:
     """The delivery id of a kombu message (as the Redis transport stores it in a queue list)
-    that carries a batch of ``user_id``; None for anything else, unreadable messages included.
-    The body is ``[args, kwargs, embed]`` and ``args[0]`` the stage payload."""
+    that is about ``user_id`` ("" for a drain, which has none); None for anything else,
+    unreadable messages included. The body is ``[args, kwargs, embed]`` and ``args[0]`` the
+    StageMessage."""
     try:
         message = json.loads(raw)
         args = _decode_body(message)[0]
         payload = args[0]
-        owner = payload["batch"]["user_id"]
+        owner = payload["user_id"]
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None  # not a memq stage message (binascii.Error is a ValueError)
     if owner != user_id or not isinstance(payload, dict):
@@ -115,10 +116,10 @@ def queued_delivery(raw: str, user_id: str) -> str | None:
 
 
 def dead_letter_of(raw: str, user_id: str) -> bool:
-    """Whether a dead-letter entry (``Coord.dead_letter``) holds a batch of ``user_id``."""
+    """Whether a dead-letter entry (``Coord.dead_letter``) is of ``user_id``."""
     try:
         entry = json.loads(raw)
-        return bool(entry["message"]["batch"]["user_id"] == user_id)
+        return bool(entry["user_id"] == user_id)
     except (ValueError, TypeError, KeyError, IndexError):
         return False
 
@@ -147,18 +148,14 @@ def _queue_keys(coord: Coord) -> list[str]:
 
 
 def purge_queued(coord: Coord, user_id: str) -> int:
-    """Remove the user's messages waiting in the queues; finish their deliveries. A message a
-    worker took meanwhile is not removed (LREM finds nothing): the worker drops it."""
+    """Remove the user's messages waiting in the queues. A message a worker took meanwhile is
+    not removed (LREM finds nothing): its delivery is gone, the worker does nothing."""
     removed = 0
     for key in _queue_keys(coord):
         for raw in cast(list[str], coord.r.lrange(key, 0, -1)):
-            delivery = queued_delivery(raw, user_id)
-            if delivery is None:
+            if queued_delivery(raw, user_id) is None:
                 continue
-            if int(coord.r.lrem(key, 0, raw)):
-                removed += 1
-                if delivery:
-                    coord.finish(delivery)
+            removed += int(coord.r.lrem(key, 0, raw))
     return removed
 
 
@@ -170,38 +167,19 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
     return dropped
 
 
-def drop_plans_mentioning(coord: Coord, user_id: str, memory_id: str) -> int:
-    """The user's cached plans that hold the memory (they carry its content)."""
-    return coord.drop_plans(user_id, lambda plan: memory_id in plan)
-
-
-# -- the lock ------------------------------------------------------------------------------
-@dataclass
-class _Held:
-    coord: Coord
-    user_id: str
-    token: str
-    lease_s: float
-
-    def keep(self) -> None:
-        """Renew the lease before the next store; a lost lock stops the request (rerun it)."""
-        if not self.coord.renew(self.user_id, self.token, self.lease_s):
-            raise TransientError(f"lost the lock of user {self.user_id} while forgetting; "
-                                 "run forget again")
-
-
 @contextmanager
-def _user_lock(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[_Held]:
+def _user_claim(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
+    from workers.tasks import publish_apply  # noqa: PLC0415
+
     lease = wiring.settings().lock_lease_s
-    # Long enough for a batch that holds the lock to finish, or for a dead holder's lease to
+    # Long enough for a drain that holds the claim to finish, or for a dead one's lease to
     # run out.
     wait = 2 * lease if wait_s is None else wait_s
-    token = f"forget-{uuid.uuid4().hex}"
-    with coord.holding(user_id, token, lease, wait) as held:
-        if not held:
-            raise TransientError(f"user {user_id} is busy: lock not free after {wait:g}s; "
+    with coord.holding(user_id, lease, wait, publish_apply) as token:
+        if token is None:
+            raise TransientError(f"user {user_id} is busy: not free after {wait:g}s; "
                                  "run forget again")
-        yield _Held(coord, user_id, token, lease)
+        yield
 
 
 # -- the requests --------------------------------------------------------------------------
@@ -211,11 +189,9 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     at = time.time()
     coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
     log.info("forgetting user", user_id=user_id)
-    with _user_lock(coord, user_id, lock_wait_s) as held:
+    with _user_claim(coord, user_id, lock_wait_s):
         chroma = wiring.chroma().delete_user(user_id)
-        held.keep()
         graph = wiring.graph().forget_user(user_id, tombstone(user_id, ALL_MEMORIES, at))
-        held.keep()
         redis_keys = coord.forget_traces(user_id)
         dead = drop_dead_letters(coord, user_id)
         queued = purge_queued(coord, user_id)
@@ -231,14 +207,10 @@ def forget_memory(user_id: str, memory_id: str, *,
     coord = wiring.coord()
     at = time.time()
     log.info("forgetting memory", user_id=user_id, memory_id=memory_id)
-    with _user_lock(coord, user_id, lock_wait_s) as held:
+    with _user_claim(coord, user_id, lock_wait_s):
         chroma = wiring.chroma().delete_memory(user_id, memory_id)
-        held.keep()
         graph = wiring.graph().forget_memory(user_id, memory_id,
                                              tombstone(user_id, memory_id, at))
-        held.keep()
-        redis_keys = drop_plans_mentioning(coord, user_id, memory_id)
-    report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph,
-                          redis_keys=redis_keys)
+    report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph)
     log.info("forgot memory", **report.to_json())
     return report

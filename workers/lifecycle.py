@@ -1,4 +1,4 @@
-"""Lifecycle on the beat scheduler: fan-out per user, each user's job under its lock.
+"""Lifecycle on the beat scheduler: fan-out per user, each user's job under its claim.
 
     beat -> memq.lifecycle.fanout(job) -> memq.lifecycle.chunk(job, users) -> memq.lifecycle.run
 
@@ -8,23 +8,39 @@ idempotent (see pipeline.jobs), so a killed run is simply run again (acks_late r
 
 from __future__ import annotations
 
+import random
 import time
-import uuid
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
+from celery import Task
 
 from pipeline import jobs, lifecycle
+from pipeline.errors import TransientError
 from pipeline.ports import Hit
-from schemas import IngestBatch, Turn
+from schemas import IngestBatch, Turn, turn_ref
 from workers import wiring
 from workers.app import app
 from workers.settings import policy
-from workers.tasks import LockBusy, Stage
+from workers.tasks import publish_apply
 
 log = structlog.get_logger(__name__)
+
+
+class UserBusy(TransientError):
+    """The user is being drained (or checked, or forgotten): the job runs a little later."""
+
+
+class Job(Task):  # type: ignore[misc]
+    abstract = True
+    acks_late = True
+    reject_on_worker_lost = True
+    max_retries = 30
+
+    def retry_later(self, exc: TransientError) -> None:
+        wait = min(60.0, 2.0 ** min(self.request.retries, 6)) * random.uniform(0.5, 1.0)
+        raise self.retry(exc=exc, countdown=wait) from exc
 JOBS = ("decay", "expire", "consolidate", "capacity", "reembed")
 REEXTRACT_AFTER = timedelta(minutes=10)  # an unprocessed episode older than this: failed
 
@@ -44,10 +60,10 @@ def reextract_failed(user_id: str, now: datetime) -> int:
     coord = wiring.coord()
     rows = wiring.chroma().episodes(user_id)
     stale = [(sid, turn) for sid, turn, created in rows if created < now - REEXTRACT_AFTER]
-    pending = coord.unprocessed(user_id, [t.turn_id for _, t in stale])
+    pending = coord.unprocessed(user_id, [turn_ref(sid, t.turn_id) for sid, t in stale])
     sessions: dict[str, list[Turn]] = {}
     for sid, turn in stale:
-        if turn.turn_id in pending:
+        if turn_ref(sid, turn.turn_id) in pending:
             sessions.setdefault(sid, []).append(turn)
     if not sessions:
         return 0
@@ -59,7 +75,7 @@ def reextract_failed(user_id: str, now: datetime) -> int:
 
 
 def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
-    """One job for one user; the caller holds the user's lock."""
+    """One job for one user; the caller holds the user's claim."""
     ports, p = wiring.ports(), policy(wiring.settings())
     if job == "decay":
         return jobs.decay(ports, user_id, now, p)
@@ -69,11 +85,13 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
         return jobs.capacity(ports, user_id, now, p)
     if job == "consolidate":
         chroma = wiring.chroma()
+        fence = jobs.Fence.begin(ports, user_id)
         memories, episodes = chroma.consolidation_pool(user_id, ports.embedder.model_id)
         model = ports.embedder.model_id
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
-            mark_episodes=lambda ids_, into: chroma.mark_episodes(ids_, into, model))
+            mark_episodes=lambda ids_, into: chroma.mark_episodes(ids_, into, model),
+            fence=fence)
         requeued = reextract_failed(user_id, now)
         if requeued:
             log.info("re-extracting episodes", user_id=user_id, turns=requeued)
@@ -85,16 +103,15 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
 
 def run_locked(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
     s = wiring.settings()
-    with wiring.coord().holding(user_id, f"job:{job}:{uuid.uuid4().hex}", s.lock_lease_s,
-                                wait_s) as held:
-        if not held:
-            raise LockBusy(f"user {user_id} is busy; {job} not run")
+    with wiring.coord().holding(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+        if token is None:
+            raise UserBusy(f"user {user_id} is busy; {job} not run")
         return run_job(job, user_id, now)
 
 
 # -- Celery: beat fan-out ---------------------------------------------------------------------
-@app.task(bind=True, base=Stage, name="memq.lifecycle.fanout")
-def fanout(self: Stage, job: str, now_iso: str | None = None) -> int:
+@app.task(bind=True, base=Job, name="memq.lifecycle.fanout")
+def fanout(self: Job, job: str, now_iso: str | None = None) -> int:
     now_iso = now_iso or datetime.now(UTC).isoformat()
     users = all_users()
     size = wiring.settings().fanout_chunk
@@ -104,18 +121,22 @@ def fanout(self: Stage, job: str, now_iso: str | None = None) -> int:
     return len(users)
 
 
-@app.task(bind=True, base=Stage, name="memq.lifecycle.chunk")
-def chunk(self: Stage, job: str, users: list[str], now_iso: str) -> None:
+@app.task(bind=True, base=Job, name="memq.lifecycle.chunk")
+def chunk(self: Job, job: str, users: list[str], now_iso: str) -> None:
     for user_id in users:
         run.delay(job, user_id, now_iso)
 
 
-@app.task(bind=True, base=Stage, name="memq.lifecycle.run")
-def run(self: Stage, job: str, user_id: str, now_iso: str, lock_waits: int = 0) -> dict[str, Any]:
-    with self.guard({"batch": {"user_id": user_id}}, lock_waits):
+@app.task(bind=True, base=Job, name="memq.lifecycle.run")
+def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(stage=self.name, user_id=user_id, job=job)
+    try:
         result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
-        log.info("lifecycle job", **asdict(result))
-        return asdict(result)
+    except TransientError as exc:  # busy, stale, or a store down: later
+        self.retry_later(exc)
+        return
+    log.info("lifecycle job", examined=result.examined, changed=result.changed)
 
 
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------
@@ -138,16 +159,13 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Tr
 
 
 def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
-    s, p = wiring.settings(), policy(wiring.settings())
-    with wiring.coord().holding(user_id, f"recall:{uuid.uuid4().hex}", s.lock_lease_s,
-                                wait_s=2.0) as held:
-        if not held:  # a batch is merging: the recall is not recorded, the search still works
-            log.info("user busy; recall not recorded", user_id=user_id)
-            return
-        fresh = {m.id: m for m in wiring.chroma().get(user_id, [m.id for m in memories])}
-        boosted = [lifecycle.recalled(m, now, p) for m in fresh.values() if m.is_current]
-        wiring.chroma().record_access(boosted)
-        wiring.graph().record_access(user_id, boosted)
+    """Importance and last access only (partial updates, no claim): a recall racing a merge
+    may lose its boost to the merge's write of the same memory, never the merge's change."""
+    p = policy(wiring.settings())
+    fresh = {m.id: m for m in wiring.graph().get(user_id, [m.id for m in memories])}
+    boosted = [lifecycle.recalled(m, now, p) for m in fresh.values() if m.is_current]
+    wiring.graph().record_access(user_id, boosted)
+    wiring.chroma().record_access(boosted)
 
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:

@@ -41,9 +41,16 @@ class Settings(BaseSettings):
     ambiguous_similarity: float = 0.92
     chunk_tokens: int = 3_000
 
-    lock_lease_s: float = 60.0  # per-user lock; renewed at every stage
-    task_retries: int = 6  # transient errors, exponential backoff
-    plan_ttl_s: int = 7 * 24 * 3600
+    # The claim on a user while one worker drains its mailbox, renewed in the background. Not
+    # what keeps writes correct (the graph's version fence does): a claimant frozen past it
+    # is taken over, and its stale plan refused.
+    lock_lease_s: float = 60.0
+    task_retries: int = 20  # extract's transient errors, backoff capped at 60 s: ~15 min
+    stall_s: float = 120.0  # a delivery with no progress for this long is published again
+    reaper_interval_s: float = 5.0  # how often a worker looks for stalled or orphaned work
+    extracted_ttl_s: int = 7 * 24 * 3600  # what extract found, waiting in the mailbox
+    coalesce_max: int = 50  # deliveries of one user planned together in one round
+    drain_rounds: int = 8  # rounds a drain runs before it yields the worker to other users
     # An unacknowledged task (its worker died) is redelivered after this; keep it longer than
     # the longest task.
     visibility_timeout_s: int = 3600

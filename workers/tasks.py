@@ -1,14 +1,28 @@
-"""The chain, one thin task per stage: validate -> call pipeline.service -> return the payload.
+"""The pipeline's two tasks. Messages carry ids only (schemas.StageMessage).
 
-    memq.extract -> memq.dedupe -> memq.merge -> memq.upsert_chroma -> memq.upsert_graph
+    memq.extract(delivery)  any worker, users in parallel, no per-user section: episodes, the
+                            LLM or rules, the gate, embeddings; the result is posted to the
+                            user's mailbox (Redis), and the user claimed if nobody has.
+    memq.apply(user)        the claimant drains the user's mailbox: every waiting delivery,
+                            coalesced into one pass of
+                              dedupe -> merge -> upsert_graph (fenced) -> upsert_chroma
+                            repeated until the mailbox is empty, then lets go.
 
-The payload is a JSON dict: ``delivery_id``, ``batch`` (the IngestBatch), then what each
-stage adds. Transient errors retry with exponential backoff; anything else, or retries run
-out, goes to the dead-letter list with the reason (``Stage.on_failure``).
+Why the per-user stages are one task and not four: between reading a user's state and
+writing the plan made from it, every broker hop is time in which the plan can go stale; with
+the version fence a stale plan is refused rather than applied, but each refusal is a wasted
+hop and a re-plan. In one task the window is milliseconds and a whole backlog of the user
+coalesces into one plan. The stages still log under their names (``stage=memq.dedupe``...).
+
+Transient errors retry with backoff (extract: up to ``task_retries``, then dead-letter;
+apply: until the stores are back, the mailbox keeps the work in order); anything else
+dead-letters the deliveries involved with the reason.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import random
 import time
 from collections.abc import Iterator
@@ -16,23 +30,20 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import structlog
 from celery import Task
 from pydantic import ValidationError
 
 from pipeline import service
-from pipeline.errors import InvalidMessage, TransientError
-from pipeline.merge import BatchContext, Plan, Prepared
-from schemas import CandidateMemory, IngestBatch
+from pipeline.errors import InvalidMessage, PermanentError, StaleVersion, TransientError
+from pipeline.merge import BatchContext
+from schemas import ExtractedBatch, IngestBatch, StageMessage
 from workers import wiring
 from workers.app import app
+from workers.coord import Delivery
 
 log = structlog.get_logger(__name__)
-Payload = dict[str, Any]
-
-
-class LockBusy(TransientError):
-    """Another delivery of this user holds the lock: wait, without counting as a failure."""
 
 
 def _now() -> datetime:
@@ -43,205 +54,266 @@ def _backoff(attempt: int) -> float:
     return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
 
 
+def pack(vector: list[float]) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+
+
+def unpack(text: str) -> list[float]:
+    return [float(x) for x in np.frombuffer(base64.b64decode(text), dtype="<f4")]
+
+
+def message(raw: Any) -> StageMessage:
+    try:
+        return StageMessage.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidMessage(f"not a StageMessage v1: {exc.error_count()} error(s): "
+                             f"{exc.errors()[0]['msg']}") from exc
+
+
+# -- publishing (ids only) -------------------------------------------------------------------
+def publish_extract(delivery_id: str, user_id: str) -> None:
+    body = StageMessage(user_id=user_id, delivery_id=delivery_id).model_dump()
+    extract.apply_async(args=[body])
+
+
+def publish_apply(user_id: str, token: str) -> None:
+    apply.apply_async(args=[StageMessage(user_id=user_id, token=token).model_dump()])
+
+
 class Stage(Task):  # type: ignore[misc]
     abstract = True
-    max_retries = None  # counted by ``guard``: transient failures and lock waits apart
+    max_retries = None  # counted by ``guard``
     acks_late = True
     reject_on_worker_lost = True
+    retry_forever = False  # apply: a store outage is waited out, the mailbox keeps the order
 
     @contextmanager
-    def guard(self, payload: Payload, lock_waits: int = 0) -> Iterator[None]:
+    def guard(self, msg: StageMessage) -> Iterator[None]:
         structlog.contextvars.clear_contextvars()
-        batch = payload.get("batch") or {}
-        structlog.contextvars.bind_contextvars(
-            stage=self.name, delivery_id=payload.get("delivery_id"),
-            user_id=batch.get("user_id"), session_id=batch.get("session_id"))
+        structlog.contextvars.bind_contextvars(stage=self.name, user_id=msg.user_id,
+                                               delivery_id=msg.delivery_id)
         s = wiring.settings()
         if s.fault_delay_stage == self.name and s.fault_delay_s > 0:
             log.warning("fault injection: delaying stage", seconds=s.fault_delay_s)
             time.sleep(s.fault_delay_s)
         try:
             yield
-        except LockBusy as exc:
-            # Backing off keeps a user's many waiting batches from flooding the queue (and
-            # delaying the holder's own next stage, which sits in the same queue).
-            wait = min(5.0, 0.1 * 1.5**lock_waits) * random.uniform(0.5, 1.5)
-            raise self.retry(exc=exc, countdown=wait,
-                             kwargs={"lock_waits": lock_waits + 1}) from exc
         except TransientError as exc:
-            attempt = self.request.retries - lock_waits
-            if attempt >= wiring.settings().task_retries:
+            attempt = self.request.retries
+            if not self.retry_forever and attempt >= s.task_retries:
                 raise
+            wait = _backoff(attempt)
+            if msg.delivery_id:  # not re-published by the reaper while it waits to retry
+                wiring.coord().touch(msg.delivery_id, time.time() + wait + s.stall_s)
             log.warning("transient error, retrying", attempt=attempt, error=str(exc))
-            raise self.retry(exc=exc, countdown=_backoff(attempt),
-                             kwargs={"lock_waits": lock_waits}) from exc
+            raise self.retry(exc=exc, countdown=wait) from exc
 
     def on_failure(self, exc: BaseException, task_id: str, args: tuple[Any, ...],
                    kwargs: dict[str, Any], einfo: Any) -> None:
-        payload: Payload = args[0] if args and isinstance(args[0], dict) else {}
-        delivery_id = str(payload.get("delivery_id") or task_id)
+        raw = args[0] if args else None
+        user = raw.get("user_id") if isinstance(raw, dict) else None
+        delivery = raw.get("delivery_id") if isinstance(raw, dict) else None
         reason = f"{type(exc).__name__}: {exc}"
         coord = wiring.coord()
-        coord.dead_letter(delivery_id, self.name, reason, {"batch": payload.get("batch")})
-        user_id = (payload.get("batch") or {}).get("user_id")
-        if user_id:
-            coord.release(user_id, delivery_id)
-        log.error("dead-lettered", stage=self.name, delivery_id=delivery_id, reason=reason)
+        if delivery or not user:
+            record = coord.delivery(str(delivery)) if delivery else None
+            coord.dead_letter(str(delivery or task_id), user, self.name, reason,
+                              {"batch": record.batch if record else None, "raw": raw})
+        elif isinstance(raw, dict) and raw.get("token"):
+            # A drain: its claim goes, the mailbox stays for the next one (the reaper).
+            coord.let_go(str(user), str(raw["token"]))
+        log.error("dead-lettered", stage=self.name, delivery_id=delivery, reason=reason)
 
 
-def _batch(payload: Payload) -> IngestBatch:
-    try:
-        return IngestBatch.model_validate(payload["batch"])
-    except (KeyError, TypeError, ValidationError) as exc:
-        raise InvalidMessage(f"not an IngestBatch v1: {exc}") from exc
-
-
-def _forgotten(payload: Payload, batch: IngestBatch) -> bool:
-    """Work for a user forgotten after it was enqueued writes nothing (see workers.forget)."""
-    return wiring.coord().is_forgotten(batch.user_id, float(payload.get("enqueued_at", 0.0)))
-
-
-def _dropped(payload: Payload) -> Payload:
-    """The rest of the chain carries no content of a forgotten user."""
-    log.info("user forgotten after this batch was enqueued; dropping it")
-    return {"delivery_id": payload["delivery_id"], "skip": True,
-            "batch": {"user_id": (payload.get("batch") or {}).get("user_id")}}
-
-
-def _holding_lock(payload: Payload, batch: IngestBatch) -> None:
-    s = wiring.settings()
-    coord, token = wiring.coord(), payload["delivery_id"]
-    # A lease that ran out (a stalled stage) is taken again before the stores are touched.
-    if not coord.renew(batch.user_id, token, s.lock_lease_s) and not coord.acquire(
-        batch.user_id, token, s.lock_lease_s
-    ):
-        raise LockBusy(f"lock of user {batch.user_id} lost and held by another delivery")
-
-
-def _locked_batch(payload: Payload) -> IngestBatch | None:
-    """The batch, with its user's lock held; None (lock released) if the user was forgotten
-    since it was enqueued."""
-    batch = _batch(payload)
-    _holding_lock(payload, batch)
-    if _forgotten(payload, batch):
-        wiring.coord().release(batch.user_id, payload["delivery_id"])
-        return None
-    return batch
-
-
+# -- extract -----------------------------------------------------------------------------------
 @app.task(bind=True, base=Stage, name="memq.extract")
-def extract(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
-    with self.guard(payload, lock_waits):
-        batch = _batch(payload)
-        fresh = wiring.coord().unprocessed(batch.user_id, [t.turn_id for t in batch.turns])
-        turns = [t for t in batch.turns if t.turn_id in fresh]
-        if not turns:
-            log.info("every turn processed before; nothing to do", turns=len(batch.turns))
-            return {**payload, "skip": True}
-        batch = batch.model_copy(update={"turns": turns})
-        if _forgotten(payload, batch):
-            return _dropped(payload)
-        s = wiring.settings()
-        out = service.extract(wiring.ports(), batch, turns, thresholds=s.thresholds(), now=_now())
-        if _forgotten(payload, batch):  # forgotten while we wrote episodes: take them back
-            wiring.chroma().delete_episodes(batch.user_id, [t.turn_id for t in turns])
-            return _dropped(payload)
-        log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
-                 candidates=len(out.candidates), below_gate=out.below_gate)
-        return {**payload, "batch": batch.model_dump(mode="json"),
-                "candidates": [c.model_dump(mode="json") for c in out.candidates],
-                "vectors": out.vectors}
+def extract(self: Stage, raw: Any) -> None:
+    msg = message(raw)
+    with self.guard(msg):
+        assert msg.delivery_id is not None
+        run_extract(msg.delivery_id)
 
 
-@app.task(bind=True, base=Stage, name="memq.dedupe")
-def dedupe(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
-    with self.guard(payload, lock_waits):
-        if payload.get("skip"):
-            return payload
-        batch = _batch(payload)
-        s = wiring.settings()
-        coord = wiring.coord()
-        if not coord.acquire(batch.user_id, payload["delivery_id"], s.lock_lease_s):
-            raise LockBusy(f"user {batch.user_id} is being merged by another delivery")
-        if _forgotten(payload, batch):
-            coord.release(batch.user_id, payload["delivery_id"])
-            return _dropped(payload)
-        if not coord.unprocessed(batch.user_id, [t.turn_id for t in batch.turns]):
-            # Another delivery of the same turns finished while this one waited for the lock.
-            # Re-applying its plan now could undo what later batches changed: nothing to do.
-            coord.release(batch.user_id, payload["delivery_id"])
-            log.info("turns processed by another delivery meanwhile; nothing to do")
-            return {**payload, "skip": True}
-        if coord.load_plan(batch.batch_id) is not None:
-            return {**payload, "prepared": None}  # planned before: merge reuses that plan
-        candidates = [CandidateMemory.model_validate(c) for c in payload["candidates"]]
-        prepared = service.prepare(wiring.ports(), batch.user_id, candidates, payload["vectors"],
-                                   thresholds=s.thresholds(), predicates=wiring.predicates())
-        return {**payload, "vectors": None,
-                "prepared": [p.model_dump(mode="json") for p in prepared]}
+def _batch(record: Delivery) -> IngestBatch:
+    try:
+        return IngestBatch.model_validate_json(record.batch)
+    except ValidationError as exc:
+        raise InvalidMessage(f"not an IngestBatch v1: {exc.error_count()} error(s): "
+                             f"{exc.errors()[0]['msg']}") from exc
 
 
-@app.task(bind=True, base=Stage, name="memq.merge")
-def merge(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
-    with self.guard(payload, lock_waits):
-        if payload.get("skip"):
-            return payload
-        batch = _locked_batch(payload)
-        if batch is None:
-            return _dropped(payload)
-        coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
-        cached = coord.load_plan(batch.batch_id)
-        if cached is None:
-            ctx = BatchContext(user_id=batch.user_id, batch_id=batch.batch_id,
-                               model_id=ports.embedder.model_id, extractor=ports.extractor.name,
-                               prompt_version=ports.extractor.prompt_version, now=_now(),
-                               session_id=batch.session_id)
-            prepared = [Prepared.model_validate(p) for p in payload["prepared"] or []]
-            plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
-                                 predicates=wiring.predicates())
-            plan_json = plan.model_dump_json()
-            cached = coord.save_plan(batch.user_id, batch.batch_id, plan_json, s.plan_ttl_s)
-            if cached != plan_json:
-                log.info("another delivery planned this batch first; using its plan")
-        plan = Plan.model_validate_json(cached)
-        ops: dict[str, int] = {}
-        for entry in plan.audit:
-            ops[entry.operation] = ops.get(entry.operation, 0) + 1
-        log.info("planned", writes=len(plan.writes), **ops)
-        return {**payload, "prepared": None, "candidates": None, "plan_batch_id": batch.batch_id}
+def run_extract(delivery_id: str) -> None:
+    coord, s = wiring.coord(), wiring.settings()
+    record = coord.delivery(delivery_id)
+    if record is None:
+        log.info("delivery already done (or forgotten); nothing to do")
+        return
+    if record.state == "extracted":  # a redelivery after the post: make sure it is drained
+        if coord.owner(record.user_id) is None and (token := coord.claim(
+                record.user_id, s.lock_lease_s)):
+            publish_apply(record.user_id, token)
+        return
+    batch = _batch(record)
+    user = batch.user_id
+    if coord.is_forgotten(user, record.enqueued_at):
+        log.info("user forgotten after this batch was enqueued; dropping it")
+        coord.finish(user, [delivery_id])
+        return
+    fresh = coord.unprocessed(user, batch.refs())
+    turns = [t for t, ref in zip(batch.turns, batch.refs(), strict=True) if ref in fresh]
+    if not turns:
+        log.info("every turn applied before; nothing to do", turns=len(batch.turns))
+        coord.finish(user, [delivery_id])
+        return
+    batch = batch.model_copy(update={"turns": turns})
+    with coord.heartbeat(delivery_id, s.stall_s):
+        out = service.extract(wiring.ports(), user, batch.session_id, turns,
+                              thresholds=s.thresholds(), now=_now())
+    if coord.is_forgotten(user, record.enqueued_at):  # forgotten while we wrote episodes
+        wiring.chroma().delete_episodes(user, batch.refs())
+        coord.finish(user, [delivery_id])
+        return
+    found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
+                           refs=batch.refs(), candidates=out.candidates,
+                           vectors=[pack(v) for v in out.vectors])
+    token = coord.post(user, delivery_id, turns[0].timestamp.timestamp(),
+                       found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s)
+    log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
+             candidates=len(out.candidates), below_gate=out.below_gate,
+             claimed=token is not None)
+    if token is not None:
+        publish_apply(user, token)
 
 
-def _plan(payload: Payload) -> Plan:
-    cached = wiring.coord().load_plan(payload["plan_batch_id"])
-    if cached is None:
-        raise InvalidMessage(f"plan {payload['plan_batch_id']} expired before it was applied")
-    return Plan.model_validate_json(cached)
+# -- apply: drain a user's mailbox -----------------------------------------------------------
+class Apply(Stage):
+    abstract = True
+    retry_forever = True
 
 
-@app.task(bind=True, base=Stage, name="memq.upsert_chroma")
-def upsert_chroma(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
-    with self.guard(payload, lock_waits):
-        if payload.get("skip"):
-            return payload
-        if _locked_batch(payload) is None:
-            return _dropped(payload)
-        service.upsert_vectors(wiring.ports(), _plan(payload))
-        return payload
+@app.task(bind=True, base=Apply, name="memq.apply")
+def apply(self: Stage, raw: Any) -> None:
+    msg = message(raw)
+    with self.guard(msg):
+        if not msg.token:
+            raise InvalidMessage("memq.apply needs the claim token")
+        drain(msg.user_id, msg.token)
 
 
-@app.task(bind=True, base=Stage, name="memq.upsert_graph")
-def upsert_graph(self: Stage, payload: Payload, lock_waits: int = 0) -> Payload:
-    with self.guard(payload, lock_waits):
-        coord = wiring.coord()
-        if not payload.get("skip"):
-            batch = _locked_batch(payload)
-            if batch is None:
-                coord.finish(payload["delivery_id"])
-                return _dropped(payload)
-            plan = _plan(payload)
-            service.upsert_graph(wiring.ports(), plan, plan.audit[0].at if plan.audit else _now())
-            coord.mark_processed(batch.user_id, [t.turn_id for t in batch.turns])
-            coord.release(batch.user_id, payload["delivery_id"])
-            log.info("stored", writes=len(plan.writes), audit=len(plan.audit))
-        coord.finish(payload["delivery_id"])
-        return {"delivery_id": payload["delivery_id"], "done": True}
+def _mine(user_id: str, token: str) -> bool:
+    """Whether ``token`` holds the user: a retried drain whose claim lapsed takes it back if
+    nobody else did."""
+    coord = wiring.coord()
+    owner = coord.owner(user_id)
+    if owner is None:
+        return coord.claim(user_id, wiring.settings().lock_lease_s, token=token) is not None
+    return owner == token
+
+
+def drain(user_id: str, token: str) -> None:
+    coord, s = wiring.coord(), wiring.settings()
+    if not _mine(user_id, token):
+        log.info("user claimed by another drain; nothing to do")
+        return
+    rounds = 0
+    with coord.keeping(user_id, token, s.lock_lease_s):
+        while True:
+            waiting = coord.mailbox(user_id, s.coalesce_max)
+            if not waiting:
+                if coord.release(user_id, token) != 0:
+                    return  # let go (or lost the claim): nothing stranded, see Coord.release
+                continue
+            if rounds >= s.drain_rounds:  # fair to other users: back of the queue, claim kept
+                publish_apply(user_id, token)
+                return
+            rounds += 1
+            drain_round(user_id, waiting)
+            if coord.owner(user_id) != token:
+                log.warning("claim lapsed during the round (paused?); another drain has it")
+                return
+
+
+def _combined_id(batch_ids: list[str]) -> str:
+    if len(batch_ids) == 1:
+        return batch_ids[0]
+    return "c_" + hashlib.sha256("\x1f".join(sorted(batch_ids)).encode()).hexdigest()[:24]
+
+
+def drain_round(user_id: str, waiting: list[str]) -> None:
+    """One coalesced pass over the deliveries waiting in the mailbox."""
+    coord, s = wiring.coord(), wiring.settings()
+    records = coord.deliveries(waiting)
+    gone = [d for d, r in zip(waiting, records, strict=True) if r is None]
+    if gone:  # finished by another drain, or forgotten
+        coord.finish(user_id, gone)
+    live = [r for r in records if r is not None]
+    dropped = [r.delivery_id for r in live if coord.is_forgotten(user_id, r.enqueued_at)]
+    if dropped:
+        log.info("user forgotten after these batches were enqueued; dropping them",
+                 deliveries=len(dropped))
+        coord.finish(user_id, dropped)
+    live = [r for r in live if r.delivery_id not in dropped]
+    found: list[tuple[Delivery, ExtractedBatch]] = []
+    expired = []
+    for r, raw in zip(live, coord.extracted([r.delivery_id for r in live]), strict=True):
+        if raw is None:
+            expired.append(r)
+            continue
+        try:
+            found.append((r, ExtractedBatch.model_validate_json(raw)))
+        except ValidationError as exc:
+            coord.dead_letter(r.delivery_id, user_id, "memq.apply",
+                              f"InvalidMessage: extracted data unreadable: {exc.error_count()} "
+                              "error(s)", {"batch": r.batch})
+    if expired:  # extracted too long ago: extract again
+        coord.requeue(user_id, [r.delivery_id for r in expired], time.time() + s.stall_s)
+        for r in expired:
+            publish_extract(r.delivery_id, user_id)
+    if not found:
+        return
+    try:
+        _apply(user_id, found)
+    except PermanentError as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        for r, _ in found:
+            coord.dead_letter(r.delivery_id, user_id, "memq.apply", reason, {"batch": r.batch})
+        log.error("dead-lettered", deliveries=len(found), reason=reason)
+
+
+def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
+    coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
+    log_ = log.bind(deliveries=len(found))
+    started = time.perf_counter()
+    version = service.catch_up(ports, user_id).version
+    applied = ports.graph.applied_batches(user_id, [e.batch_id for _, e in found])
+    items = [service.Candidate(c, unpack(v), e.batch_id, e.session_id)
+             for _, e in found if e.batch_id not in applied
+             for c, v in zip(e.candidates, e.vectors, strict=True)]
+    prepared = service.prepare(ports, user_id, items, thresholds=s.thresholds(),
+                               predicates=wiring.predicates())
+    log_.info("dedupe", stage="memq.dedupe", candidates=len(items), skipped_batches=len(applied),
+              ms=round(1000 * (time.perf_counter() - started), 1))
+    now = _now()
+    ctx = BatchContext(user_id=user_id, batch_id=_combined_id([e.batch_id for _, e in found]),
+                       model_id=ports.embedder.model_id, extractor=ports.extractor.name,
+                       prompt_version=ports.extractor.prompt_version, now=now)
+    plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
+                         predicates=wiring.predicates())
+    ops: dict[str, int] = {}
+    for entry in plan.audit:
+        ops[str(entry.operation)] = ops.get(str(entry.operation), 0) + 1
+    log_.info("planned", stage="memq.merge", version=version, writes=len(plan.writes), **ops)
+    if plan.writes or plan.audit:
+        try:
+            new = service.commit_plan(ports, plan, now, expected=version)
+        except StaleVersion as exc:
+            # Another writer committed since we read: nothing was written; the drain loop
+            # plans these deliveries again from the new state.
+            log_.info("stale plan refused; planning again", stage="memq.upsert_graph",
+                      error=str(exc))
+            coord.r.incr("memq:stats:replans")
+            return
+        log_.info("stored", stage="memq.upsert_chroma", version=new, writes=len(plan.writes),
+                  audit=len(plan.audit))
+    coord.finish(user_id, [r.delivery_id for r, _ in found],
+                 refs=[ref for _, e in found for ref in e.refs])

@@ -27,7 +27,7 @@ import numpy as np
 from pipeline import ids
 from pipeline.errors import TransientError
 from pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
-from schemas import StoredMemory, Turn
+from schemas import StoredMemory, Turn, turn_ref
 
 T = TypeVar("T")
 Where = dict[str, Any]
@@ -184,8 +184,8 @@ class ChromaStores:
                 ids=[m.id for m in meta_only],
                 metadatas=[memory_metadata(m) for m in meta_only]))
 
-    def _exact_top(self, name: str, where: Where, vectors: Sequence[Vector], k: int
-                   ) -> list[list[tuple[float, str, str, dict[str, Any]]]]:
+    def _exact_top(self, name: str, where: Where, vectors: Sequence[Vector], k: int, *,
+                   full: bool = True) -> list[list[tuple[float, str, Any, Any]]]:
         """Exact cosine top-k over one user's records, for several queries in one pass.
         Chroma's filtered HNSW search misses records when the filter is selective (one user
         among many: seen returning none of a user's only memory), and dedupe must not miss a
@@ -194,10 +194,10 @@ class ChromaStores:
             return []
         queries = np.asarray(vectors, dtype=np.float32)
         queries /= np.clip(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12, None)
-        best: list[list[tuple[float, str, str, dict[str, Any]]]] = [[] for _ in vectors]
+        best: list[list[tuple[float, str, Any, Any]]] = [[] for _ in vectors]
         offset = 0
         while True:
-            res = self._page(name, where, offset)
+            res = self._page(name, where, offset, full=full)
             if not res["ids"]:
                 break
             matrix = np.asarray(res["embeddings"], dtype=np.float32)
@@ -213,10 +213,13 @@ class ChromaStores:
             offset += PAGE
         return best
 
-    def _page(self, name: str, where: Where, offset: int) -> Any:
-        return self._call(name, lambda c: c.get(
-            where=where, limit=PAGE, offset=offset,
-            include=["documents", "metadatas", "embeddings"]))
+    def _page(self, name: str, where: Where, offset: int, *, full: bool = True) -> Any:
+        include = ["documents", "metadatas", "embeddings"] if full else ["embeddings"]
+        res = self._call(name, lambda c: c.get(where=where, limit=PAGE, offset=offset,
+                                               include=include))
+        if not full:
+            res["documents"] = res["metadatas"] = [None] * len(res["ids"])
+        return res
 
     def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
         return self.nearest_many(user_id, [vector], model_id, k)[0]
@@ -227,6 +230,29 @@ class ChromaStores:
         where = _user(user_id, {"status": "current"}, {"embedding_model": model_id})
         tops = self._exact_top(self.collection_name(MEMORIES, model_id), where, vectors, k)
         return [[Neighbor(memory_from(i, d, m), sim) for sim, i, d, m in top] for top in tops]
+
+    def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str,
+                k: int) -> list[list[tuple[str, float]]]:
+        """Ids and similarities of the user's k nearest memories of any status, per vector
+        (one scan for all): vectors only, the graph holds what the memories are."""
+        where = _user(user_id, {"embedding_model": model_id})
+        tops = self._exact_top(self.collection_name(MEMORIES, model_id), where, vectors, k,
+                               full=False)
+        return [[(i, sim) for sim, i, _, _ in top] for top in tops]
+
+    def stored_hashes(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
+        if not memory_ids:
+            return {}
+        out: dict[str, str] = {}
+        for res in self._each(MEMORIES, lambda c: c.get(
+                ids=list(memory_ids), where=_user(user_id), include=["metadatas"])):
+            out.update({i: str(m.get("content_hash", "")) for i, m in
+                        zip(res["ids"], res["metadatas"], strict=True)})
+        return out
+
+    def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if memory_ids:
+            self._each(MEMORIES, lambda c: c.delete(ids=list(memory_ids), where=_user(user_id)))
 
     def _find(self, where: Where, **kwargs: Any) -> list[StoredMemory]:
         found = []
@@ -314,7 +340,7 @@ class ChromaStores:
             include=["documents", "metadatas", "embeddings"]))
         episodes = [EpisodeItem(id=i, content=d, vector=[float(x) for x in v],
                                 event_at=_dt(m["event_at"]) or datetime.now(UTC),
-                                turn_id=m["turn_id"])
+                                turn_id=m.get("ref") or m["turn_id"])
                     for i, d, m, v in zip(res["ids"], res["documents"], res["metadatas"],
                                           res["embeddings"], strict=True)
                     if not m.get("consolidated_into")]
@@ -356,15 +382,16 @@ class ChromaStores:
             vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
         if not turns:
             return 0
-        episode_ids = [ids.episode_id(user_id, t.turn_id) for t in turns]
+        refs = [turn_ref(session_id, t.turn_id) for t in turns]
+        episode_ids = [ids.episode_id(user_id, ref) for ref in refs]
         self._call(self.collection_name(EPISODES, model_id), lambda c: c.upsert(
             ids=episode_ids, embeddings=list(vectors), documents=[t.content for t in turns],
             metadatas=[{
                 "user_id": user_id, "session_id": session_id, "turn_id": t.turn_id,
-                "role": t.role, "event_at": _ts(t.timestamp), "created_at": _ts(now),
+                "ref": ref, "role": t.role, "event_at": _ts(t.timestamp), "created_at": _ts(now),
                 "embedding_model": model_id,
                 "metadata": json.dumps(t.metadata, ensure_ascii=False, default=str),
-            } for t in turns]))
+            } for t, ref in zip(turns, refs, strict=True)]))
         return len(turns)
 
     def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
@@ -380,9 +407,10 @@ class ChromaStores:
                             _dt(m["created_at"]) or datetime.now(UTC)))
         return out
 
-    def delete_episodes(self, user_id: str, turn_ids: Sequence[str]) -> None:
-        if turn_ids:
-            wanted = [ids.episode_id(user_id, t) for t in turn_ids]
+    def delete_episodes(self, user_id: str, refs: Sequence[str]) -> None:
+        """The episodes of these turns (``<session id>/<turn id>`` references)."""
+        if refs:
+            wanted = [ids.episode_id(user_id, ref) for ref in refs]
 
             def delete(c: Any) -> None:
                 c.delete(ids=wanted, where=_user(user_id))
@@ -395,7 +423,7 @@ class ChromaStores:
         return [
             Hit(id=i, type="episode", content=d, score=sim, event_at=_dt(m["event_at"])
                 or datetime.min.replace(tzinfo=UTC), created_at=_dt(m["created_at"])
-                or datetime.min.replace(tzinfo=UTC), source_turn_ids=[m["turn_id"]],
+                or datetime.min.replace(tzinfo=UTC), source_turn_ids=[m.get("ref") or m["turn_id"]],
                 role=m["role"])
             for sim, i, d, m in top
         ]

@@ -15,8 +15,8 @@ from workers.forget import ForgetReport, dead_letter_of, queued_delivery, tombst
 
 def _message(payload: Any, *, encoding: str | None = "base64") -> str:
     """A Celery task message as kombu's Redis transport keeps it in a queue list."""
-    body = json.dumps([[payload], {}, {"callbacks": None, "errbacks": None, "chain": [
-        {"task": "memq.dedupe", "args": [], "kwargs": {}, "options": {}}], "chord": None}])
+    body = json.dumps([[payload], {}, {"callbacks": None, "errbacks": None, "chain": None,
+                                       "chord": None}])
     properties: dict[str, Any] = {"delivery_info": {"exchange": "", "routing_key": "memq.extract"},
                                   "priority": 0, "delivery_tag": "tag-1"}
     if encoding:
@@ -29,10 +29,8 @@ def _message(payload: Any, *, encoding: str | None = "base64") -> str:
 
 
 def _payload(user_id: str, delivery_id: str = "d1") -> dict[str, Any]:
-    return {"delivery_id": delivery_id, "enqueued_at": 1.0, "batch": {
-        "schema_version": "1", "user_id": user_id, "session_id": "s1",
-        "turns": [{"turn_id": "t1", "role": "user", "content": "I live in Oslo.",
-                   "timestamp": "2026-11-01T09:00:00Z", "metadata": {}}]}}
+    """A StageMessage of memq.extract: ids only."""
+    return {"v": "1", "user_id": user_id, "delivery_id": delivery_id, "token": None}
 
 
 def test_queued_message_of_the_user_gives_its_delivery() -> None:
@@ -43,11 +41,10 @@ def test_queued_message_with_a_plain_body() -> None:
     assert queued_delivery(_message(_payload("u1", "d7"), encoding=None), "u1") == "d7"
 
 
-def test_a_later_stage_payload_matches_too() -> None:
-    later = {**_payload("u1", "d9"), "candidates": [], "vectors": [[0.1, 0.2]]}
-    assert queued_delivery(_message(later), "u1") == "d9"
-    dropped = {"delivery_id": "d9", "skip": True, "batch": {"user_id": "u1"}}
-    assert queued_delivery(_message(dropped), "u1") == "d9"
+def test_a_drain_message_is_the_users_too() -> None:
+    drain = {"v": "1", "user_id": "u1", "delivery_id": None, "token": "abc"}
+    assert queued_delivery(_message(drain), "u1") == ""
+    assert queued_delivery(_message(drain), "u2") is None
 
 
 def test_other_users_and_prefixes_do_not_match() -> None:
@@ -59,7 +56,7 @@ def test_unreadable_messages_do_not_match() -> None:
     for raw in ("", "not json", "[]", json.dumps({"body": "%%%", "properties": {
             "body_encoding": "base64"}}), json.dumps({"body": base64.b64encode(b"[[]]").decode(),
                                                       "properties": {"body_encoding": "base64"}}),
-                _message("a string payload"), _message({"batch": None})):
+                _message("a string payload"), _message({"user": None})):
         assert queued_delivery(raw, "u1") is None
 
 
@@ -70,11 +67,11 @@ def test_a_message_without_delivery_id_is_still_the_users() -> None:
 
 
 def test_dead_letters_of_the_user() -> None:
-    entry = {"delivery_id": "d1", "stage": "memq.merge", "reason": "x", "at": "now",
-             "message": {"batch": _payload("u1")["batch"]}}
+    entry = {"delivery_id": "d1", "user_id": "u1", "stage": "memq.apply", "reason": "x",
+             "at": "now", "message": {"batch": "{}"}}
     assert dead_letter_of(json.dumps(entry), "u1")
     assert not dead_letter_of(json.dumps(entry), "u2")
-    assert not dead_letter_of(json.dumps({**entry, "message": None}), "u1")
+    assert not dead_letter_of(json.dumps({**entry, "user_id": None}), "u1")
     assert not dead_letter_of("garbage", "u1")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import SCHEMA_VERSION, IngestBatch, Turn, TurnLine
+from schemas import SCHEMA_VERSION, IngestBatch, StageMessage, Turn, TurnLine
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -27,15 +27,28 @@ def error_locs(exc: pytest.ExceptionInfo[ValidationError]) -> list[tuple[Any, ..
     return [e["loc"] for e in exc.value.errors()]
 
 
-def test_turns_sorted_by_timestamp_then_turn_id() -> None:
+def test_turns_sorted_by_timestamp_ties_keep_the_producers_order() -> None:
     b = batch(
         turn_data("c", at=T0 + timedelta(minutes=1)),
-        turn_data("b", at=T0),
-        turn_data("a", at=T0),
+        turn_data("D1:10", at=T0),
+        turn_data("D1:2", at=T0),
         turn_data("0", at=T0 + timedelta(minutes=2)),
     )
-    assert [t.turn_id for t in b.turns] == ["a", "b", "c", "0"]
+    assert [t.turn_id for t in b.turns] == ["D1:10", "D1:2", "c", "0"]
     assert b.last_event_at == T0 + timedelta(minutes=2)
+
+
+def test_turn_refs_are_per_session() -> None:
+    one = IngestBatch(user_id="u1", session_id="s1", turns=[Turn.model_validate(turn_data("t1"))])
+    two = IngestBatch(user_id="u1", session_id="s2", turns=[Turn.model_validate(turn_data("t1"))])
+    assert one.refs() == ["s1/t1"] and two.refs() == ["s2/t1"]
+
+
+def test_stage_messages_are_small_and_strict() -> None:
+    msg = StageMessage(user_id="u1", delivery_id="a" * 32)
+    assert len(msg.model_dump_json()) < 200
+    with pytest.raises(ValidationError):
+        StageMessage.model_validate({"user_id": "u1", "batch": {}})
 
 
 def test_sorting_compares_instants_across_offsets() -> None:

@@ -20,8 +20,8 @@ import neo4j.exceptions as nx
 
 from pipeline import ids
 from pipeline.check import GraphMemory
-from pipeline.errors import TransientError
-from pipeline.ports import SlotHolder
+from pipeline.errors import StaleVersion, TransientError
+from pipeline.ports import SlotHolder, UserVersion
 from schemas import AuditEntry, StoredMemory
 
 
@@ -52,6 +52,8 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "embedding_model": m.embedding_model, "scope": m.scope, "session_id": m.session_id,
         "expires_at": m.expires_at, "last_accessed_at": m.last_accessed_at,
         "derived_from": m.derived_from, "consolidated_into": m.consolidated_into,
+        "entities": m.entities, "content_hash": ids.content_hash(m.content),
+        "triples_json": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
     }
     triple_ids = [ids.triple_id(m.id, t.subject, t.predicate, t.object) for t in m.triples]
     return {"id": m.id, "props": props, "triple_ids": triple_ids}
@@ -74,6 +76,16 @@ def _audit_row(entry: AuditEntry, seq: int) -> dict[str, Any]:
     props["after"] = json.dumps(entry.after, ensure_ascii=False) if entry.after else None
     props["seq"] = seq
     return {"id": entry.id, "props": props}
+
+
+_NOT_MEMORY = {"triples_json", "content_hash", "version", "_lock"}
+
+
+def stored_memory(props: dict[str, Any]) -> StoredMemory:
+    """A Memory node's properties back to the memory (the graph is the state of record)."""
+    values = {k: _native(v) for k, v in props.items() if k not in _NOT_MEMORY}
+    values["triples"] = json.loads(props.get("triples_json") or "[]")
+    return StoredMemory.model_validate(values)
 
 
 def _graph_memory(row: dict[str, Any]) -> GraphMemory:
@@ -128,22 +140,67 @@ class Neo4jGraph:
                            predicate=r["predicate"], object=r["object"],
                            valid_at=_native(r["valid_at"])) for r in rows]
 
+    # -- the user's version: the fence of every write ----------------------------------------
+    def version(self, user_id: str) -> UserVersion:
+        (row,) = self._read("user_version", user_id=user_id)
+        return UserVersion(version=int(row["version"]), projected=int(row["projected"]))
+
     def apply(self, user_id: str, memories: Sequence[StoredMemory],
-              audit: Sequence[AuditEntry], now: datetime) -> None:
+              audit: Sequence[AuditEntry], now: datetime, *, expected: int | None) -> int:
+        """Write a plan in one transaction fenced on the user's version: it commits only if the
+        version is still ``expected`` (the one the plan was made from; None: any) and moves it
+        on by one. Returns the new version; raises StaleVersion (nothing written) otherwise."""
         self.ensure_schema()
         rows = [_memory_row(m) for m in memories]
         facts = [f for m in memories for f in _fact_rows(m)]
         entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            params = {"user_id": user_id, "now": now}
+        def work(tx: neo4j.ManagedTransaction) -> int:
+            fence = tx.run(cypher("fence"), user_id=user_id, expected=expected).single()
+            assert fence is not None  # MERGE returns its row
+            if expected is not None and int(fence["was"]) != expected:
+                raise StaleVersion(f"user {user_id} is at version {fence['was']}, "
+                                   f"the plan was made at {expected}")
+            version = int(fence["version"])
+            params = {"user_id": user_id, "now": now, "version": version}
             tx.run(cypher("upsert_memories"), params, memories=rows).consume()
             tx.run(cypher("close_stale_facts"), params, memories=rows).consume()
             tx.run(cypher("upsert_facts"), params, facts=facts).consume()
             tx.run(cypher("upsert_audit"), params, entries=entries).consume()
+            return version
 
         with _transient(), self._session() as session:
-            session.execute_write(work)
+            return session.execute_write(work)
+
+    def mark_projected(self, user_id: str, version: int) -> None:
+        with _transient(), self._session() as session:
+            session.execute_write(lambda tx: tx.run(
+                cypher("mark_projected"), user_id=user_id, version=version).consume())
+
+    def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
+        if not memory_ids:
+            return []
+        return [stored_memory(r["m"]) for r in
+                self._read("get_memories", user_id=user_id, ids=list(memory_ids))]
+
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
+        """Current memories with the same normalised text, by content hash."""
+        hashes = sorted({ids.content_hash(c) for c in contents})
+        if not hashes:
+            return {}
+        found = [stored_memory(r["m"]) for r in
+                 self._read("exact_memories", user_id=user_id, hashes=hashes)]
+        return {ids.content_hash(m.content): m for m in sorted(found, key=lambda m: m.id)}
+
+    def changed_since(self, user_id: str, version: int) -> list[StoredMemory]:
+        return [stored_memory(r["m"]) for r in
+                self._read("changed_since", user_id=user_id, since=version)]
+
+    def applied_batches(self, user_id: str, batch_ids: Sequence[str]) -> set[str]:
+        if not batch_ids:
+            return set()
+        return {str(r["batch_id"]) for r in
+                self._read("applied_batches", user_id=user_id, batch_ids=list(batch_ids))}
 
     def record_access(self, user_id: str, memories: Sequence[StoredMemory]) -> None:
         rows = [{"id": m.id, "importance": m.importance, "last_accessed_at": m.last_accessed_at}
@@ -190,12 +247,14 @@ class Neo4jGraph:
         return [s for s in (part.strip() for part in body.split(";")) if s]
 
     def _write_counted(self, name: str, **params: Any) -> int:
-        """Every statement of ``cypher/<name>.cypher`` in one write transaction; the sum of
-        the ``n`` each returns."""
+        """Every statement of ``cypher/<name>.cypher`` in one write transaction, fenced: the
+        user's version moves on, so a plan made before it can never be applied after it.
+        Returns the sum of the ``n`` each statement returns."""
         self.ensure_schema()
         statements = self._statements(name)
 
         def work(tx: neo4j.ManagedTransaction) -> int:
+            tx.run(cypher("fence"), user_id=params["user_id"], expected=None).consume()
             total = 0
             for statement in statements:
                 record = tx.run(statement, params).single()

@@ -6,4 +6,7 @@ CREATE CONSTRAINT memq_entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.user_i
 CREATE INDEX memq_memory_user IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.status);
 CREATE INDEX memq_audit_user IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.memory_id);
 CREATE INDEX memq_fact_id IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.id);
-CREATE INDEX memq_fact_memory IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.memory_id)
+CREATE INDEX memq_fact_memory IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.memory_id);
+CREATE INDEX memq_memory_hash IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.content_hash);
+CREATE INDEX memq_memory_version IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.version);
+CREATE INDEX memq_audit_batch IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.batch_id)

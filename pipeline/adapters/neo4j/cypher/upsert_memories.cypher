@@ -1,9 +1,10 @@
-// $memories: [{id, props}] — the full state of each memory the plan touches.
+// $memories: [{id, props}] — the full state of each memory the plan touches; $version: the
+// user's version this write made (Chroma catches up on memories newer than it has).
 MERGE (u:User {id: $user_id})
 WITH u
 UNWIND $memories AS m
 MERGE (n:Memory {id: m.id})
-SET n += m.props
+SET n += m.props, n.version = $version
 MERGE (u)-[:HAS_MEMORY]->(n)
 WITH n, m
 OPTIONAL MATCH (newer:Memory {id: m.props.superseded_by})
