@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -48,7 +51,7 @@ def generate(user_id: str, turns: int, rng: random.Random) -> UserPlan:
     slot_pos = dict.fromkeys(SLOTS, 0)
     t = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=rng.randint(0, 600))
     session, in_session = 0, 0
-    for n in range(turns):
+    for _ in range(turns):
         if in_session == 0 or (in_session >= 6 and rng.random() < 0.3):
             session, in_session = session + 1, 0
             t += timedelta(days=1)
@@ -72,8 +75,9 @@ def generate(user_id: str, turns: int, rng: random.Random) -> UserPlan:
             content, role = "Noted.", "assistant"
         else:
             content, role = rng.choice(NOISE), "user"
+        # Turn ids numbered per session (t1, t2, ... in every session), as many producers do.
         plan.lines.append({"user_id": user_id, "session_id": f"s{session:03d}",
-                           "turn_id": f"t{n:04d}", "role": role, "content": content,
+                           "turn_id": f"t{in_session}", "role": role, "content": content,
                            "timestamp": t.isoformat()})
     return plan
 
@@ -91,15 +95,77 @@ def oracle(plan: UserPlan) -> tuple[dict[str, list[tuple[str, datetime]]], dict[
     return runs, multi
 
 
-def start_workers(n: int, env: dict[str, str], logdir: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i in range(n):
-        log = (logdir / f"stress-worker-{i}.log").open("wb")
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "workers.cli", "worker", "--concurrency", "1",
-             "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True))
-    return procs
+def start_worker(i: int, env: dict[str, str], logdir: Path) -> subprocess.Popen[bytes]:
+    log = (logdir / f"stress-worker-{i}.log").open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers.cli", "worker", "--concurrency", "1",
+         "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
+def signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """The worker's whole process group: its main process and its pool child."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
+
+
+class Faults:
+    """Pause (SIGSTOP past every lease and stall bound, then SIGCONT) or kill -9 random
+    workers while the run goes on; burn CPU with busy processes. Counts what it did."""
+
+    def __init__(self, args: argparse.Namespace, workers: list[subprocess.Popen[bytes]],
+                 env: dict[str, str], logdir: Path, rng: random.Random) -> None:
+        self.args, self.workers, self.env, self.logdir, self.rng = args, workers, env, logdir, rng
+        self.stop = threading.Event()
+        self.paused = self.killed = 0
+        self.burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                        for _ in range(args.cpu_burn)]
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self) -> None:
+        while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.args.fault_every):
+            i = self.rng.randrange(len(self.workers))
+            if self.args.kill_workers:
+                signal_group(self.workers[i], signal.SIGKILL)
+                self.workers[i].wait()
+                self.workers[i] = start_worker(i, self.env, self.logdir)
+                self.killed += 1
+            if self.args.pause_workers:
+                signal_group(self.workers[i], signal.SIGSTOP)
+                self.paused += 1
+                self.stop.wait(self.args.pause_s)
+                signal_group(self.workers[i], signal.SIGCONT)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=self.args.pause_s + 30)
+        for w in self.workers:
+            signal_group(w, signal.SIGCONT)
+        for b in self.burners:
+            b.kill()
+            b.wait()
+
+
+class Sizes:
+    """Samples the messages waiting on the broker's queues: their size on the wire."""
+
+    def __init__(self, r: Any) -> None:
+        self.r, self.sizes = r, Counter[str]()
+        self.max = dict.fromkeys(("memq.extract", "memq.store"), 0)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self) -> None:
+        while not self.stop.wait(0.5):
+            for queue in self.max:
+                for raw in self.r.lrange(queue, 0, 20):
+                    self.max[queue] = max(self.max[queue], len(raw))
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
 
 
 def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
@@ -145,20 +211,45 @@ def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
     return n
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--users", type=int, default=20)
     ap.add_argument("--turns", type=int, default=50)
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--redeliver", action="store_true", help="enqueue every batch twice")
     ap.add_argument("--shuffle", action="store_true", help="enqueue in random order")
+    ap.add_argument("--pause-workers", action="store_true",
+                    help="SIGSTOP a random worker for --pause-s (past every lease), then SIGCONT")
+    ap.add_argument("--kill-workers", action="store_true",
+                    help="kill -9 a random worker (and start a new one) every --fault-every s")
+    ap.add_argument("--cpu-burn", type=int, default=0, metavar="N",
+                    help="N busy processes for the whole run: a loaded host")
+    ap.add_argument("--fault-every", type=float, default=8.0)
+    ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=1200)
-    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
-    args = ap.parse_args()
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--redis-url", default=None,
+                    help="default: db 14 of the Redis on MEMQ_REDIS_PORT (6379)")
+    return ap.parse_args()
 
-    os.environ["MEMQ_REDIS_URL"] = args.redis_url
-    env = {**os.environ, "C_FORCE_ROOT": "1"}
+
+def configure(args: argparse.Namespace) -> dict[str, str]:
+    """The environment of this process and of the workers."""
+    port = os.environ.get("MEMQ_REDIS_PORT", "6379")
+    os.environ["MEMQ_REDIS_URL"] = args.redis_url or f"redis://127.0.0.1:{port}/14"
+    if args.pause_workers or args.kill_workers:
+        # Short bounds, so that a frozen or killed worker is overtaken within the run: the
+        # frozen one wakes up long after its claim lapsed and its plan is stale.
+        os.environ.setdefault("MEMQ_LOCK_LEASE_S", str(max(2.0, args.pause_s / 3)))
+        os.environ.setdefault("MEMQ_STALL_S", str(max(4.0, args.pause_s / 2)))
+        os.environ.setdefault("MEMQ_REAPER_INTERVAL_S", "1")
+    return {**os.environ, "C_FORCE_ROOT": "1"}
+
+
+def main() -> int:
+    args = parse_args()
+
+    env = configure(args)
     from workers import wiring
     from workers.client import enqueue, parse_lines
 
@@ -171,27 +262,46 @@ def main() -> int:
     if args.shuffle:
         rng.shuffle(deliveries)
 
-    logdir = REPO / ".memq" / "logs"
+    logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
     coord = wiring.coord()
+    coord.r.delete("memq:stats:replans", "memq:stats:reaped")
     dead_before = len(coord.dead_letters())
-    workers = start_workers(args.workers, env, logdir)
+    commands_before = int(coord.r.info("stats")["total_commands_processed"])
+    workers = [start_worker(i, env, logdir) for i in range(args.workers)]
+    load_before = os.getloadavg()
+    sizes = Sizes(coord.r)
+    faults = Faults(args, workers, env, logdir, rng)
     started = time.monotonic()
     try:
-        enqueue(deliveries)
+        enqueue_times = []
+        for batch in deliveries:
+            t0 = time.perf_counter()
+            enqueue([batch])
+            enqueue_times.append(time.perf_counter() - t0)
         done = coord.wait(args.timeout)
+        seconds = time.monotonic() - started
+        load = os.getloadavg()
     finally:
+        faults.close()
+        sizes.close()
         for w in workers:
-            w.terminate()
+            signal_group(w, signal.SIGTERM)
         for w in workers:
-            w.wait(timeout=60)
-    seconds = time.monotonic() - started
+            try:
+                w.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                signal_group(w, signal.SIGKILL)
+    commands = int(coord.r.info("stats")["total_commands_processed"]) - commands_before
 
     score = compare(plans, wiring.chroma(), wiring.graph())
     dead = len(coord.dead_letters()) - dead_before
+    enqueue_times.sort()
     figures = {
         "users": args.users, "turns": args.users * args.turns, "batches": len(batches),
         "deliveries": len(deliveries), "workers": args.workers,
+        "cpu burners": args.cpu_burn, "workers paused": faults.paused,
+        "workers killed": faults.killed,
         "memories expected": score["expected"], "memories found": score["found"],
         "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
         "wrong validity intervals": score["wrong_intervals"],
@@ -200,6 +310,16 @@ def main() -> int:
         "episodes missing": score["episodes_missing"], "dead letters": dead,
         "finished": done, "seconds": round(seconds, 1),
         "turns/s": round(args.users * args.turns / seconds, 1),
+        "stale plans refused": int(coord.r.get("memq:stats:replans") or 0),
+        "re-plans per delivery": round(int(coord.r.get("memq:stats:replans") or 0)
+                                       / len(deliveries), 3),
+        "reaped (stalled work)": int(coord.r.get("memq:stats:reaped") or 0),
+        "max message bytes": max(sizes.max.values()),
+        "redis commands/delivery": round(commands / len(deliveries), 1),
+        "enqueue p50 ms": round(1000 * enqueue_times[len(enqueue_times) // 2], 2),
+        "enqueue p99 ms": round(1000 * enqueue_times[int(len(enqueue_times) * 0.99)], 2),
+        "load average": " ".join(f"{x:.2f}" for x in load),
+        "load average at start": " ".join(f"{x:.2f}" for x in load_before),
     }
     for key, value in figures.items():
         print(f"{key:>26}: {value}")

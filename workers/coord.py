@@ -104,7 +104,7 @@ class Delivery:
     user_id: str
     batch: str  # the IngestBatch as JSON
     enqueued_at: float
-    state: str  # queued | extracted
+    state: str  # queued | started | extracted
 
 
 class Coord:
@@ -138,6 +138,13 @@ class Coord:
             return None
         return Delivery(delivery_id, raw["user"], raw["batch"], float(raw["enqueued_at"]),
                         raw.get("state", "queued"))
+
+    def start(self, delivery_id: str, deadline: float) -> None:
+        """Extraction began: from now on only the heartbeat keeps it from being re-published."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hset(_delivery_key(delivery_id), "state", "started")
+        pipe.zadd(OUTBOX, {delivery_id: deadline}, xx=True)
+        pipe.execute()
 
     def touch(self, delivery_id: str, deadline: float) -> None:
         """Progress: not due for re-publishing before ``deadline``."""

@@ -97,20 +97,25 @@ def _decode_body(message: dict[str, Any]) -> Any:
     return json.loads(body)
 
 
+def message_args(raw: str) -> list[Any] | None:
+    """The positional arguments of a kombu message as the Redis transport keeps it in a queue
+    list (the body is ``[args, kwargs, embed]``); None when unreadable."""
+    try:
+        args = _decode_body(json.loads(raw))[0]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None  # binascii.Error is a ValueError
+    return args if isinstance(args, list) and args else None
+
+
 def queued_delivery(raw: str, user_id: str) -> str | None:
     """The delivery id of a kombu message (as the Redis transport stores it in a queue list)
     that is about ``user_id`` ("" for a drain, which has none); None for anything else,
     unreadable messages included. The body is ``[args, kwargs, embed]`` and ``args[0]`` the
     StageMessage."""
-    try:
-        message = json.loads(raw)
-        args = _decode_body(message)[0]
-        payload = args[0]
-        owner = payload["user_id"]
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-        return None  # not a memq stage message (binascii.Error is a ValueError)
-    if owner != user_id or not isinstance(payload, dict):
-        return None
+    args = message_args(raw)
+    payload = args[0] if args else None
+    if not isinstance(payload, dict) or payload.get("user_id") != user_id:
+        return None  # not a memq stage message, or another user's
     delivery = payload.get("delivery_id")
     return str(delivery) if delivery else ""
 

@@ -3,11 +3,12 @@
 Every worker runs it in a background thread of its main process (``start``); a Redis key lets
 one of them act per interval. Each pass:
 
-- re-publishes extract for deliveries whose outbox deadline passed: never extracted (the
-  message was lost: kombu's Redis transport pops a message before it records it as unacked,
-  and a worker killed in between loses it) or whose extracting process stopped beating (died,
-  frozen). Deadlines are pushed on by the extracting process while it works, so a long LLM
-  call is not mistaken for a stall;
+- re-publishes extract for deliveries whose outbox deadline passed and that are either
+  queued but no longer on the queue (the message was lost: kombu's Redis transport pops a
+  message before it records it as unacked, and a worker killed in between loses it), or
+  started by a process that stopped beating (died, frozen). The extracting process pushes
+  the deadline on while it works, so a long LLM call is not a stall; a delivery still
+  waiting on the queue behind a backlog is not one either (its deadline just moves on);
 - claims users whose mailbox holds work and whom nobody holds (a drain that died, or froze
   past its lease) and publishes their drain.
 
@@ -18,15 +19,18 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import cast
 
 import redis
 import structlog
 from kombu.exceptions import OperationalError
 
 from workers import wiring
+from workers.coord import Coord
 
 log = structlog.get_logger(__name__)
 LEADER = "memq:reaper"
+EXTRACT_QUEUE = "memq.extract"
 
 
 def reap(now: float) -> tuple[int, int]:
@@ -38,12 +42,16 @@ def reap(now: float) -> tuple[int, int]:
     if not coord.r.set(LEADER, "1", nx=True, px=max(1, int(s.reaper_interval_s * 900))):
         return 0, 0
     republished = 0
-    for delivery_id in coord.due(now):
+    due = coord.due(now)
+    on_queue = queued_deliveries(coord) if due else set()
+    for delivery_id in due:
         record = coord.delivery(delivery_id)
         if record is None:
             coord.r.zrem("memq:outbox", delivery_id)
             continue
         coord.touch(delivery_id, now + s.stall_s)
+        if record.state == "queued" and delivery_id in on_queue:
+            continue  # waiting behind a backlog, not lost
         publish_extract(delivery_id, record.user_id)
         republished += 1
     woken = 0
@@ -56,6 +64,18 @@ def reap(now: float) -> tuple[int, int]:
         log.warning("reaper: re-published stalled work", deliveries=republished, users=woken)
         coord.r.incrby("memq:stats:reaped", republished + woken)
     return republished, woken
+
+
+def queued_deliveries(coord: Coord) -> set[str]:
+    """The delivery ids of the extract messages waiting on the broker's queue."""
+    from workers.forget import message_args  # noqa: PLC0415
+
+    found = set()
+    for raw in cast(list[str], coord.r.lrange(EXTRACT_QUEUE, 0, -1)):
+        args = message_args(raw)
+        if args and isinstance(args[0], dict) and args[0].get("delivery_id"):
+            found.add(str(args[0]["delivery_id"]))
+    return found
 
 
 def _loop(stop: threading.Event) -> None:

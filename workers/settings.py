@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import SecretStr
+from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.lifecycle import Policy
@@ -16,10 +16,15 @@ from schemas import Kind
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore")
 
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    # One naming scheme for scripts/services and memq: the ports (MEMQ_REDIS_PORT, ...) say
+    # where the local services are; MEMQ_REDIS_URL / MEMQ_NEO4J_URI, when set, win.
+    redis_port: int = 6379
+    redis_db: int = 0
+    neo4j_port: int = 7687
     chroma_host: str = "127.0.0.1"
     chroma_port: int = 8000
-    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    redis_url: str = ""
+    neo4j_uri: str = ""
     neo4j_user: str | None = None
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
@@ -76,6 +81,14 @@ class Settings(BaseSettings):
     beat_consolidate: str = "30 3 * * *"  # nightly
     beat_capacity: str = "45 4 * * *"  # daily
     fanout_chunk: int = 200  # users per fan-out message
+
+    @model_validator(mode="after")
+    def _urls(self) -> Settings:
+        if not self.redis_url:
+            self.redis_url = f"redis://127.0.0.1:{self.redis_port}/{self.redis_db}"
+        if not self.neo4j_uri:
+            self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_port}"
+        return self
 
     @property
     def llm_enabled(self) -> bool:

@@ -62,6 +62,16 @@ def unpack(text: str) -> list[float]:
     return [float(x) for x in np.frombuffer(base64.b64decode(text), dtype="<f4")]
 
 
+def fault(point: str) -> None:
+    """Failure testing only (MEMQ_FAULT_DELAY_STAGE / _S): stall at a named point -- a stage's
+    start, or ``memq.upsert_graph``: a plan made, not yet committed -- so that a test can
+    freeze or kill the process right there."""
+    s = wiring.settings()
+    if s.fault_delay_stage == point and s.fault_delay_s > 0:
+        log.warning("fault injection: delaying", point=point, seconds=s.fault_delay_s)
+        time.sleep(s.fault_delay_s)
+
+
 def message(raw: Any) -> StageMessage:
     try:
         return StageMessage.model_validate(raw)
@@ -93,9 +103,7 @@ class Stage(Task):  # type: ignore[misc]
         structlog.contextvars.bind_contextvars(stage=self.name, user_id=msg.user_id,
                                                delivery_id=msg.delivery_id)
         s = wiring.settings()
-        if s.fault_delay_stage == self.name and s.fault_delay_s > 0:
-            log.warning("fault injection: delaying stage", seconds=s.fault_delay_s)
-            time.sleep(s.fault_delay_s)
+        fault(self.name)
         try:
             yield
         except TransientError as exc:
@@ -159,6 +167,7 @@ def run_extract(delivery_id: str) -> None:
         log.info("user forgotten after this batch was enqueued; dropping it")
         coord.finish(user, [delivery_id])
         return
+    coord.start(delivery_id, time.time() + s.stall_s)
     fresh = coord.unprocessed(user, batch.refs())
     turns = [t for t, ref in zip(batch.turns, batch.refs(), strict=True) if ref in fresh]
     if not turns:
@@ -304,6 +313,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
         ops[str(entry.operation)] = ops.get(str(entry.operation), 0) + 1
     log_.info("planned", stage="memq.merge", version=version, writes=len(plan.writes), **ops)
     if plan.writes or plan.audit:
+        fault("memq.upsert_graph")
         try:
             new = service.commit_plan(ports, plan, now, expected=version)
         except StaleVersion as exc:

@@ -1,6 +1,8 @@
 """Integration fixtures: the real Redis, Neo4j and Chroma server (scripts/services), and real
 worker processes started here. Nothing is mocked.
 
+Tests never touch a user's data: they talk to their own Redis, Neo4j and Chroma, on the test
+ports below (scripts/test starts them, with their own data folder), never to the demo's.
 Locally a missing service skips these tests; under scripts/test (MEMQ_REQUIRE_SERVICES=1,
 so in CI) a missing service is a failure.
 """
@@ -24,7 +26,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MEMQ = [sys.executable, "-m", "workers.cli"]
-REDIS_URL = "redis://127.0.0.1:6379/15"  # its own database: the demo's state is left alone
+# The tests' services (scripts/test): the same names scripts/services and memq read, with
+# the test ports as defaults, so a bare `pytest` never reaches the demo's services either.
+REDIS_PORT = int(os.environ.get("MEMQ_REDIS_PORT", "16379"))
+NEO4J_PORT = int(os.environ.get("MEMQ_NEO4J_PORT", "17687"))
+CHROMA_PORT = int(os.environ.get("MEMQ_CHROMA_PORT", "18000"))
+DEMO_PORTS = (6379, 7687, 8000)
+assert not {REDIS_PORT, NEO4J_PORT, CHROMA_PORT} & set(DEMO_PORTS), "tests on demo ports"
+REDIS_BASE = f"redis://127.0.0.1:{REDIS_PORT}"
+REDIS_URL = f"{REDIS_BASE}/15"
+NEO4J_URI = f"bolt://127.0.0.1:{NEO4J_PORT}"
 DEMO = REPO / "workers" / "demo" / "conversation.jsonl"
 
 
@@ -36,8 +47,8 @@ def _port_open(port: int) -> bool:
 
 @pytest.fixture(scope="session")
 def services() -> None:
-    missing = [name for name, port in (("redis", 6379), ("neo4j", 7687), ("chroma", 8000))
-               if not _port_open(port)]
+    missing = [name for name, port in (("redis", REDIS_PORT), ("neo4j", NEO4J_PORT),
+                                       ("chroma", CHROMA_PORT)) if not _port_open(port)]
     if missing:
         message = f"services not running: {missing} (scripts/services up)"
         if os.environ.get("MEMQ_REQUIRE_SERVICES"):
@@ -47,7 +58,10 @@ def services() -> None:
 
 def memq_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMQ_")}
-    env.update({"MEMQ_REDIS_URL": REDIS_URL, "C_FORCE_ROOT": "1", "PYTHONUNBUFFERED": "1"})
+    env.update({"MEMQ_REDIS_URL": REDIS_URL, "MEMQ_REDIS_PORT": str(REDIS_PORT),
+                "MEMQ_NEO4J_PORT": str(NEO4J_PORT), "MEMQ_CHROMA_PORT": str(CHROMA_PORT),
+                "MEMQ_REAPER_INTERVAL_S": "1",
+                "C_FORCE_ROOT": "1", "PYTHONUNBUFFERED": "1"})
     env.update(extra)
     return env
 
@@ -125,7 +139,7 @@ def episodes(user_id: str) -> list[str]:
     """The user's raw turns as stored in Chroma (read directly: search is approximate)."""
     import chromadb
 
-    got = chromadb.HttpClient(host="127.0.0.1", port=8000).get_collection(
+    got = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection(
         "memq_episodes").get(where={"user_id": user_id}, include=["documents"])
     return sorted(got["documents"])
 
@@ -133,3 +147,47 @@ def episodes(user_id: str) -> list[str]:
 @pytest.fixture
 def user_id() -> str:
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def demo_data_untouched() -> Iterator[None]:
+    """The demo's services (default ports), when running, hold a sentinel user for the whole
+    suite: an old, never-recalled memory that any stray global job (decay weeks ahead,
+    capacity, forget, a flush) would change. It must come out exactly as it went in.
+    scripts/test starts the demo's services and sets MEMQ_CHECK_DEMO, so CI always checks."""
+    if not all(_port_open(p) for p in DEMO_PORTS):
+        if os.environ.get("MEMQ_CHECK_DEMO"):
+            pytest.fail("the demo's services are not running: cannot prove the suite "
+                        "leaves them alone (scripts/services up)")
+        yield
+        return
+    from datetime import UTC, datetime, timedelta
+
+    import redis
+
+    from pipeline.adapters.chroma import BASE_MODEL, ChromaStores
+    from pipeline.adapters.neo4j.store import Neo4jGraph
+    from schemas import Kind, StoredMemory
+
+    user = f"demo-sentinel-{uuid.uuid4().hex[:8]}"
+    old = (datetime.now(UTC) - timedelta(days=400)).replace(microsecond=0)
+    memory = StoredMemory(
+        id=f"m_sentinel_{user}", user_id=user, content="The sentinel prefers green tea.",
+        kind=Kind.PREFERENCE, confidence=0.9, importance=0.5, source_turn_ids=["s/t1"],
+        valid_at=old, created_at=old, updated_at=old, embedding_model=BASE_MODEL)
+    graph = Neo4jGraph(f"bolt://127.0.0.1:{DEMO_PORTS[1]}")
+    chroma = ChromaStores.connect("127.0.0.1", DEMO_PORTS[2])
+    r = redis.Redis(port=DEMO_PORTS[0], decode_responses=True)
+    graph.apply(user, [memory], [], old, expected=None)
+    chroma.upsert([memory], [[1.0] + [0.0] * 383])
+    r.set(f"memq:sentinel:{user}", "1")
+    try:
+        yield
+        assert graph.get(user, [memory.id]) == [memory], "the suite changed the demo's Neo4j"
+        assert chroma.get(user, [memory.id]) == [memory], "the suite changed the demo's Chroma"
+        assert r.get(f"memq:sentinel:{user}") == "1", "the suite changed the demo's Redis"
+    finally:
+        graph.delete_user(user)
+        chroma.delete_user(user)
+        r.delete(f"memq:sentinel:{user}")
+        graph.close()

@@ -11,7 +11,7 @@ import chromadb
 import neo4j
 import pytest
 
-from integration.conftest import demo_lines, memq, memq_json, wait_done
+from integration.conftest import CHROMA_PORT, NEO4J_URI, demo_lines, memq, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -23,7 +23,7 @@ UBUNTU = "The user's production environment is Ubuntu 22.04."
 
 @pytest.fixture
 def graph() -> Iterator[neo4j.Driver]:
-    driver = neo4j.GraphDatabase.driver("bolt://127.0.0.1:7687")
+    driver = neo4j.GraphDatabase.driver(NEO4J_URI)
     yield driver
     driver.close()
 
@@ -61,7 +61,7 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     assert _searchable(user_id, mid[PM], "what is the user's job?")
 
     # (a) a memory's record vanishes from Chroma
-    col = chromadb.HttpClient(host="127.0.0.1", port=8000).get_collection("memq_memories")
+    col = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection("memq_memories")
     col.delete(ids=[mid[PM]])
     # (b) a Memory node claims another status, updated_at untouched
     assert _write(graph, "MATCH (m:Memory {id: $id}) SET m.status = $status RETURN count(m) AS n",

@@ -11,7 +11,7 @@ import chromadb
 import pytest
 from fakellm import FakeLLM
 
-from integration.conftest import memq, memq_env, memq_json, wait_done
+from integration.conftest import CHROMA_PORT, memq, memq_env, memq_json, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -119,7 +119,7 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
                                  "jazz", env=env).stdout)
         assert before[0]["content"] in ("The user likes jazz.", "I like jazz.")
         memq("run", "reembed", "--user", user_id, env=env)
-        client = chromadb.HttpClient(host="127.0.0.1", port=8000)
+        client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
         for base in ("memq_memories", "memq_episodes"):
             models: dict[str, set[str]] = {}  # collection -> models of the user's records
             for col in client.list_collections():

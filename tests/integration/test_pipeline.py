@@ -38,7 +38,7 @@ def test_demo_outcome(user_id: str) -> None:
     trail = memq_json("audit", "--user", user_id, "--memory", centos["id"])
     supersede = [e for e in trail if e["operation"] == "supersede"]
     assert len(supersede) == 1
-    assert supersede[0]["source_turn_ids"] == ["d2-t1"]
+    assert supersede[0]["source_turn_ids"] == ["s-day2/d2-t1"]  # <session>/<turn>
     assert supersede[0]["after"]["status"] == "superseded"
     # Two workers may take day 2 before day 1: then CentOS arrives late, is stored as history
     # and was never current in the store (before=None). Either way the trail is the same.
@@ -108,14 +108,22 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     from workers import tasks  # the real task, published the way enqueue publishes
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    delivery = uuid.uuid4().hex
-    bad = {"schema_version": "99", "user_id": user_id, "session_id": "s", "turns": []}
-    r.sadd("memq:inflight", delivery)
     tasks.app.conf.broker_url = REDIS_URL
-    tasks.extract.apply_async(({"delivery_id": delivery, "batch": bad},))
+    # An off-contract batch in the outbox: the message is fine, the batch is not.
+    delivery = uuid.uuid4().hex
+    bad = json.dumps({"schema_version": "99", "user_id": user_id, "session_id": "s",
+                      "turns": []})
+    r.hset(f"memq:delivery:{delivery}", mapping={"user": user_id, "batch": bad,
+                                                  "enqueued_at": "1.0", "state": "queued"})
+    r.sadd("memq:inflight", delivery)
+    tasks.publish_extract(delivery, user_id)
+    # An off-contract message (the old payload shape): dead-lettered with the reason too.
+    other = uuid.uuid4().hex
+    r.sadd("memq:inflight", other)
+    tasks.extract.apply_async(({"delivery_id": other, "batch": {"user_id": user_id}},))
     wait_done(60)
-    dead = [d for d in memq_json("deadletters") if d["delivery_id"] == delivery]
-    assert len(dead) == 1
-    assert dead[0]["stage"] == "memq.extract"
-    assert dead[0]["reason"].startswith("InvalidMessage: not an IngestBatch v1")
-    assert dead[0]["message"]["batch"] == bad
+    dead = {d["delivery_id"]: d for d in memq_json("deadletters")}
+    assert dead[delivery]["stage"] == "memq.extract"
+    assert dead[delivery]["reason"].startswith("InvalidMessage: not an IngestBatch v1")
+    assert dead[delivery]["message"]["batch"] == bad
+    assert dead[other]["reason"].startswith("InvalidMessage: not a StageMessage v1")

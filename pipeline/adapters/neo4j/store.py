@@ -121,7 +121,11 @@ class Neo4jGraph:
                 line for line in cypher("schema").splitlines() if not line.startswith("//")
             )
             for statement in filter(None, (s.strip() for s in body.split(";"))):
-                session.run(statement).consume()
+                try:
+                    session.run(statement).consume()
+                except nx.ClientError as exc:  # another process created it at the same time
+                    if "EquivalentSchemaRuleAlreadyExists" not in (exc.code or ""):
+                        raise
         self._schema_ready = True
 
     def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
