@@ -136,10 +136,15 @@ def merge(ports: Ports, prepared: Sequence[Prepared], ctx: BatchContext, *,
 
 # -- writing: the fenced commit and the Chroma projection -----------------------------------
 def _to_chroma(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
-               vectors: Sequence[Vector | None]) -> None:
+               vectors: Sequence[Vector | None], *, caught_up: bool = False) -> None:
     """Write these memory states to Chroma. A memory given no vector keeps the one Chroma has
-    when that is of the same text; otherwise its text is embedded."""
+    when that is of the same text; otherwise its text is embedded. ``caught_up``: the states
+    come from a plan made after ``catch_up``, so Chroma holds every memory given no vector,
+    with its text (a plan gives a vector to every new text): nothing to look up."""
     if not memories:
+        return
+    if caught_up:
+        ports.memories.upsert(memories, vectors)
         return
     have = ports.memories.stored_hashes(user_id, [m.id for m in memories])
     missing = [i for i, (m, v) in enumerate(zip(memories, vectors, strict=True))
@@ -153,14 +158,14 @@ def _to_chroma(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
 
 
 def project(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
-            vectors: Sequence[Vector | None], version: int) -> None:
+            vectors: Sequence[Vector | None], version: int, *, caught_up: bool = True) -> None:
     """Chroma follows the graph. After writing the states committed at ``version``, look at
     the version again: if another writer committed meanwhile, this write may have put older
     states over newer ones (this process may have been paused between commit and write), so
     the same memories are written again as the graph has them now, until no commit came in
     between. Then Chroma holds every write up to ``version``."""
     touched = [m.id for m in memories]
-    _to_chroma(ports, user_id, memories, vectors)
+    _to_chroma(ports, user_id, memories, vectors, caught_up=caught_up)
     seen = version
     for _ in range(MAX_PROJECT_ROUNDS):
         now = ports.graph.version(user_id).version
@@ -187,11 +192,12 @@ def catch_up(ports: Ports, user_id: str) -> UserVersion:
 
 def commit(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
            vectors: Sequence[Vector | None], audit: Sequence[AuditEntry], now: datetime, *,
-           expected: int | None) -> int:
+           expected: int | None, caught_up: bool = True) -> int:
     """The fenced write (StaleVersion if the user moved on since ``expected``), then Chroma.
-    Returns the user's new version."""
+    ``caught_up``: the states were planned after ``catch_up`` (see ``_to_chroma``). Returns
+    the user's new version."""
     version = ports.graph.apply(user_id, memories, audit, now, expected=expected)
-    project(ports, user_id, memories, vectors, version)
+    project(ports, user_id, memories, vectors, version, caught_up=caught_up)
     return version
 
 

@@ -57,12 +57,13 @@ def _plant(user: str, n: int, now: datetime, model: str) -> None:
     print(f"planted {n} memories in chroma: {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     for start in range(0, n, 1000):
-        graph.apply(user, memories[start:start + 1000], [], now)
+        graph.apply(user, memories[start:start + 1000], [], now, expected=None)
+    graph.mark_projected(user, graph.version(user).version)  # chroma has them all
     print(f"planted {n} memories in neo4j: {time.perf_counter() - t:.1f} s")
 
 
 def bench_lifecycle(args: argparse.Namespace) -> None:
-    os.environ.setdefault("MEMQ_REDIS_URL", "redis://127.0.0.1:6379/11")
+    os.environ.setdefault("MEMQ_REDIS_DB", "11")
     os.environ["MEMQ_CAPACITY"] = str(args.memories - args.memories // 10)
     os.environ["MEMQ_TTL_DAYS"] = '{"event": 20}'
     from workers import wiring

@@ -55,7 +55,7 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
     # Unfenced (expected=None): the truth comes from the audit trail, not from a state read
     # now; the version still moves on, so a plan made before the repair is refused.
     service.commit(wiring.ports(), user, plan.memories, vectors, plan.audit, now,
-                   expected=None)
+                   expected=None, caught_up=False)
     log.info("repaired drift", user_id=user, memories=len(plan.memories),
              reembedded=sum(plan.reembed), skipped=len(skipped))
     return skipped

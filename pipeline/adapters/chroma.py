@@ -174,12 +174,8 @@ class ChromaStores:
                 documents=[m.content for m, _ in full],
                 metadatas=[memory_metadata(m) for m, _ in full]))
         if meta_only:
-            # Same text, same vector: only the metadata changes.
-            present = set(self._call(name, lambda c: c.get(
-                ids=[m.id for m in meta_only], include=[]))["ids"])
-            missing = [m.id for m in meta_only if m.id not in present]
-            if missing:
-                raise TransientError(f"memories {missing} not in chroma yet; retrying")
+            # Same text, same vector: only the metadata changes. The caller knows the records
+            # are there (pipeline.service: Chroma is caught up before a plan is made).
             self._call(name, lambda c: c.update(
                 ids=[m.id for m in meta_only],
                 metadatas=[memory_metadata(m) for m in meta_only]))
