@@ -8,9 +8,10 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.signals import worker_process_init, worker_ready
 
-from workers import wiring
+from workers import broker, wiring
 
 QUEUES = ("memq.extract", "memq.store")
+STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages quarantined
 
 
 def create_app() -> Celery:
@@ -18,6 +19,7 @@ def create_app() -> Celery:
     app = Celery("memq", include=["workers.tasks", "workers.lifecycle"])
     app.conf.update(
         broker_url=s.redis_url,
+        broker_transport="workers.broker:Transport",  # kombu's Redis, poison-proof
         task_ignore_result=True,  # completion is tracked in Redis by memq itself
         result_backend=None,
         task_serializer="json",

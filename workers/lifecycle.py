@@ -21,7 +21,7 @@ from pipeline.errors import TransientError
 from pipeline.ports import Hit
 from schemas import IngestBatch, Turn, turn_ref
 from workers import wiring
-from workers.app import app
+from workers.app import STRATEGY, app
 from workers.settings import policy
 from workers.tasks import publish_apply
 
@@ -34,6 +34,7 @@ class UserBusy(TransientError):
 
 class Job(Task):  # type: ignore[misc]
     abstract = True
+    Strategy = STRATEGY
     acks_late = True
     reject_on_worker_lost = True
     max_retries = 30

@@ -40,7 +40,7 @@ from pipeline.errors import InvalidMessage, PermanentError, StaleVersion, Transi
 from pipeline.merge import BatchContext
 from schemas import ExtractedBatch, IngestBatch, StageMessage
 from workers import wiring
-from workers.app import app
+from workers.app import STRATEGY, app
 from workers.coord import Delivery
 
 log = structlog.get_logger(__name__)
@@ -92,6 +92,7 @@ def publish_apply(user_id: str, token: str) -> None:
 
 class Stage(Task):  # type: ignore[misc]
     abstract = True
+    Strategy = STRATEGY
     max_retries = None  # counted by ``guard``
     acks_late = True
     reject_on_worker_lost = True

@@ -1,0 +1,81 @@
+"""No message can crash a worker: every kind of garbage on every memq queue is moved to the
+dead-letter list with its reason and raw bytes, the workers keep running, and real work still
+goes through afterwards."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from integration.conftest import REDIS_BASE, demo_lines, memq, memq_env, start_worker
+
+pytestmark = pytest.mark.integration
+
+
+def _envelope(body: object, headers: dict[str, object], queue: str) -> str:
+    raw = base64.b64encode(json.dumps(body).encode()).decode()
+    return json.dumps({"body": raw, "content-encoding": "utf-8",
+                       "content-type": "application/json", "headers": headers,
+                       "properties": {"delivery_info": {"exchange": "", "routing_key": queue},
+                                      "priority": 0, "body_encoding": "base64",
+                                      "delivery_tag": "tag"}})
+
+
+def garbage(queue: str) -> dict[str, bytes | str]:
+    task = "memq.extract" if queue == "memq.extract" else "memq.apply"
+    return {
+        "not utf-8": b"\xff\xfe\x00 binary",
+        "not json": "this is not json",
+        "json, not an envelope": "[1, 2, 3]",
+        "deep nesting": "[" * 100_000 + "]" * 100_000,
+        "protocol 1 (task in the body)": _envelope(
+            {"task": task, "id": "p1", "args": [], "kwargs": {}}, {}, queue),
+        "task header without id": _envelope([[{}], {}, {}], {"task": "memq.bogus"}, queue),
+        "body a dict": _envelope({"a": 1}, {"task": task, "id": "p2"}, queue),
+        "unknown task": _envelope([[], {}, {}], {"task": "memq.nope", "id": "p3"}, queue),
+        "args not a StageMessage": _envelope([["x"], {}, {}], {"task": task, "id": "p4"}, queue),
+    }
+
+
+def test_garbage_on_every_queue_is_quarantined_and_workers_live(
+    services: None, tmp_path: Path, user_id: str
+) -> None:
+    url = f"{REDIS_BASE}/11"
+    r = redis.Redis.from_url(url)
+    r.flushdb()
+    env = memq_env(MEMQ_REDIS_URL=url)
+    workers = [start_worker(tmp_path, f"p{i}", concurrency=1, env=env) for i in range(2)]
+    try:
+        planted = 0
+        for queue in ("memq.extract", "memq.store"):
+            for raw in garbage(queue).values():
+                r.lpush(queue, raw)
+                planted += 1
+        deadline = time.monotonic() + 60
+        while r.llen("memq:deadletter") < planted:
+            assert time.monotonic() < deadline, (r.llen("memq:deadletter"), planted)
+            for w in workers:
+                assert w.proc.poll() is None, w.log.read_text()[-3000:]
+            time.sleep(0.2)
+        time.sleep(1)
+        assert r.llen("memq:deadletter") == planted  # each once, none lost, none doubled
+        assert all(w.proc.poll() is None for w in workers)
+        entries = [json.loads(x) for x in r.lrange("memq:deadletter", 0, -1)]
+        assert all(e["reason"] for e in entries)
+        quarantined = [e for e in entries if e["stage"].startswith("broker:")]
+        assert all(base64.b64decode(e["message"]["raw_base64"]) for e in quarantined)
+        # ...and real work still goes through.
+        memq("enqueue", "-", stdin=demo_lines(user_id), env=env)
+        memq("wait", "--timeout", "120", env=env)
+        memories = json.loads(memq("memories", "--user", user_id, "--json", env=env).stdout)
+        assert len(memories) == 4  # the demo's current memories
+    finally:
+        for w in workers:
+            w.stop()
+    for w in workers:
+        assert b"Unrecoverable error" not in w.log.read_bytes()
