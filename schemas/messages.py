@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -21,6 +21,14 @@ Role = Literal["user", "assistant", "system", "tool"]
 
 # Ids travel in Redis keys, Chroma metadata and Neo4j properties: keep them plain.
 _ID_PATTERN = r"^[A-Za-z0-9_.:@\-]{1,128}$"
+
+# What the door accepts. Event times from the Unix epoch to 2100: the stores keep times as
+# epoch seconds, and a turn dated outside would poison its user's later batches.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+MAX_CONTENT_CHARS = 32_000
+MAX_METADATA_BYTES = 8_192
+MAX_BATCH_CONTENT_BYTES = 1_048_576  # a batch: at most 1 MiB of turn text
 
 
 class _Frozen(BaseModel):
@@ -37,7 +45,7 @@ class Turn(_Frozen):
 
     turn_id: str = Field(pattern=_ID_PATTERN)
     role: Role
-    content: str = Field(min_length=1, max_length=32_000)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     timestamp: AwareDatetime
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -46,6 +54,22 @@ class Turn(_Frozen):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content is blank")
+        return value
+
+    @field_validator("timestamp")
+    @classmethod
+    def _sane_time(cls, value: datetime) -> datetime:
+        if not EARLIEST <= value < LATEST:
+            raise ValueError(f"timestamp must be from {EARLIEST:%Y-%m-%d} to before "
+                             f"{LATEST:%Y-%m-%d}")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _small_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(value, ensure_ascii=False, default=str).encode())
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is {size} bytes; at most {MAX_METADATA_BYTES}")
         return value
 
 
@@ -76,6 +100,10 @@ class IngestBatch(_Frozen):
     @field_validator("turns")
     @classmethod
     def _unique_turn_ids(cls, turns: list[Turn]) -> list[Turn]:
+        size = sum(len(t.content.encode()) for t in turns)
+        if size > MAX_BATCH_CONTENT_BYTES:
+            raise ValueError(f"the turns hold {size} bytes of text; a batch takes at most "
+                             f"{MAX_BATCH_CONTENT_BYTES} (split the session)")
         seen: set[str] = set()
         for turn in turns:
             if turn.turn_id in seen:

@@ -27,6 +27,8 @@ def create_app() -> Celery:
         task_acks_late=True,  # a task is acknowledged after it ran...
         task_reject_on_worker_lost=True,  # ...and redelivered if its worker died
         worker_prefetch_multiplier=1,
+        worker_max_memory_per_child=s.max_memory_per_child_kb,
+        worker_max_tasks_per_child=s.max_tasks_per_child,
         # Longer than the longest task: a reserved, unacknowledged task is redelivered after it.
         broker_transport_options={
             "visibility_timeout": s.visibility_timeout_s,

@@ -27,10 +27,14 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     from workers.client import enqueue, parse_lines  # noqa: PLC0415
 
     if args.file == "-":
-        batches, errors = parse_lines(sys.stdin)
+        batches, errors = parse_lines(sys.stdin.buffer)
     else:
-        with open(args.file, encoding="utf-8") as fh:
-            batches, errors = parse_lines(fh)
+        try:
+            with open(args.file, "rb") as fh:
+                batches, errors = parse_lines(fh)
+        except OSError as exc:
+            print(f"memq: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+            return 2
     for err in errors:
         print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr)
     for pub in enqueue(batches):
@@ -173,13 +177,58 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_deadletters(args: argparse.Namespace) -> int:
     from workers import wiring  # noqa: PLC0415
 
-    dead = wiring.coord().dead_letters()
+    coord = wiring.coord()
+    if args.requeue or args.requeue_all:
+        return _requeue(coord, set(args.requeue or ()), every=args.requeue_all, json_out=args.json)
+    if args.clear:
+        gone = coord.take_dead_letters(lambda _: True)
+        print(f"cleared {len(gone)} dead letter(s)")
+        return 0
+    dead = coord.dead_letters()
     if args.json:
         _print_json(dead)
     else:
         for d in dead:
             print(f"{d['at']} {d['stage']} {d['delivery_id']}: {d['reason']}")
     return 0
+
+
+def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> int:
+    """Publish dead-lettered batches again, as new deliveries. Harmless if some of it was
+    applied before: turns applied are skipped, and every write is fenced and idempotent.
+    Quarantined broker messages hold no batch: they stay, with the reason why."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from workers.client import enqueue  # noqa: PLC0415
+
+    def chosen(entry: dict[str, Any]) -> bool:
+        batch = (entry.get("message") or {}).get("batch")
+        return bool(batch) and (every or entry.get("delivery_id") in wanted)
+
+    taken = coord.take_dead_letters(chosen)
+    published, refused = [], []
+    for entry in taken:
+        try:
+            batch = IngestBatch.model_validate_json(entry["message"]["batch"])
+        except (ValidationError, TypeError) as exc:
+            refused.append((entry, f"its batch is not valid: {exc.__class__.__name__}"))
+            coord.r.rpush("memq:deadletter", json.dumps(entry))
+            continue
+        published += enqueue([batch])
+    missing = sorted(wanted - {e.get("delivery_id") for e in taken})
+    if json_out:
+        _print_json({"requeued": [p.delivery_id for p in published],
+                     "refused": [e.get("delivery_id") for e, _ in refused],
+                     "not_found": missing})
+    else:
+        for p in published:
+            print(f"requeued batch {p.batch_id} of user {p.user_id} as delivery {p.delivery_id}")
+        for e, why in refused:
+            print(f"memq: not requeued {e.get('delivery_id')}: {why}", file=sys.stderr)
+        for d in missing:
+            print(f"memq: no dead letter {d} with a batch (see memq deadletters)",
+                  file=sys.stderr)
+    return 1 if refused or missing else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -261,6 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_check)
     p = sub.add_parser("deadletters", help="list the dead-letter queue with reasons")
     p.add_argument("--json", action="store_true")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--requeue", nargs="+", metavar="DELIVERY",
+                      help="publish these dead-lettered batches again")
+    what.add_argument("--requeue-all", action="store_true",
+                      help="publish every dead-lettered batch again")
+    what.add_argument("--clear", action="store_true", help="drop every dead letter")
     p.set_defaults(fn=cmd_deadletters)
     return parser
 

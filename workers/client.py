@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from schemas import IngestBatch, Turn, TurnLine
 
 MAX_BATCH_TURNS = 500
+BATCH_BYTES = 256 * 1024  # text per batch: one extraction pass stays small
 
 
 @dataclass(frozen=True)
@@ -36,17 +37,30 @@ class Published:
     turns: int
 
 
-def parse_lines(lines: Iterable[str]) -> tuple[list[IngestBatch], list[LineError]]:
-    """JSON Lines of turns -> one batch per (user, session); bad lines reported, not published."""
+def _decode(raw: str | bytes) -> str:
+    return raw.decode("utf-8") if isinstance(raw, bytes) else raw
+
+
+def parse_lines(lines: Iterable[str | bytes]) -> tuple[list[IngestBatch], list[LineError]]:
+    """JSON Lines of turns -> per-session batches; each bad line gets its reason and is not
+    published, the good ones are. Never raises on input: not UTF-8, not JSON, nested too
+    deep, numbers too long, off-contract -- each is a line's verdict."""
     groups: dict[tuple[str, str], dict[str, Turn]] = defaultdict(dict)
     errors: list[LineError] = []
     for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
         try:
-            line = TurnLine.model_validate(json.loads(raw))
+            text = _decode(raw)
+            if not text.strip():
+                continue
+            line = TurnLine.model_validate(json.loads(text))
+        except UnicodeDecodeError as exc:
+            errors.append(LineError(number, f"not UTF-8: byte {exc.start}"))
+            continue
         except json.JSONDecodeError as exc:
             errors.append(LineError(number, f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except RecursionError:
+            errors.append(LineError(number, "not JSON memq can take: nested too deep"))
             continue
         except ValidationError as exc:
             problems = "; ".join(
@@ -54,18 +68,36 @@ def parse_lines(lines: Iterable[str]) -> tuple[list[IngestBatch], list[LineError
             )
             errors.append(LineError(number, problems))
             continue
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            errors.append(LineError(number, f"not JSON memq can take: {str(exc)[:120]}"))
+            continue
         turns = groups[(line.user_id, line.session_id)]
         if line.turn_id in turns and turns[line.turn_id] != line.turn():
-            errors.append(LineError(number, f"turn_id {line.turn_id!r} repeated, other content"))
+            errors.append(LineError(number, f"turn_id {line.turn_id!r} repeated in session "
+                                            f"{line.session_id!r} with other content"))
             continue
         turns[line.turn_id] = line.turn()
     batches = []
     for (user_id, session_id), turns in groups.items():
         ordered = sorted(turns.values(), key=lambda t: t.timestamp)  # ties: input order
-        for start in range(0, len(ordered), MAX_BATCH_TURNS):  # long sessions: several batches
-            batches.append(IngestBatch(user_id=user_id, session_id=session_id,
-                                       turns=ordered[start : start + MAX_BATCH_TURNS]))
+        for chunk in _chunks(ordered):  # long sessions: several batches
+            batches.append(IngestBatch(user_id=user_id, session_id=session_id, turns=chunk))
     return batches, errors
+
+
+def _chunks(turns: list[Turn]) -> Iterable[list[Turn]]:
+    """Consecutive runs of at most MAX_BATCH_TURNS turns and BATCH_BYTES of text."""
+    chunk: list[Turn] = []
+    size = 0
+    for turn in turns:
+        cost = len(turn.content.encode())
+        if chunk and (len(chunk) >= MAX_BATCH_TURNS or size + cost > BATCH_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(turn)
+        size += cost
+    if chunk:
+        yield chunk
 
 
 def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:

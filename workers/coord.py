@@ -108,16 +108,18 @@ class Delivery:
 
 
 class Coord:
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, ledger_ttl_s: int = 90 * 24 * 3600,
+                 dead_max: int = 10_000) -> None:
         self.r = client
+        self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
         self._post = self.r.register_script(_POST)
         self._release = self.r.register_script(_RELEASE)
         self._renew = self.r.register_script(_RENEW)
         self._drop = self.r.register_script(_DROP)
 
     @classmethod
-    def from_url(cls, url: str) -> Coord:
-        return cls(redis.Redis.from_url(url, decode_responses=True))
+    def from_url(cls, url: str, **limits: int) -> Coord:
+        return cls(redis.Redis.from_url(url, decode_responses=True), **limits)
 
     # -- the outbox: a delivery is recorded before it is published -----------------------------
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
@@ -207,6 +209,7 @@ class Coord:
         pipe = self.r.pipeline(transaction=False)
         if refs:
             pipe.sadd(_ledger_key(user_id), *refs)
+            pipe.expire(_ledger_key(user_id), self.ledger_ttl_s)
         for d in delivery_ids:
             pipe.zrem(_mbox_key(user_id), d)
             pipe.zrem(OUTBOX, d)
@@ -300,6 +303,7 @@ class Coord:
                  "reason": reason, "at": datetime.now(UTC).isoformat(), "message": message}
         pipe = self.r.pipeline()
         pipe.rpush(DEAD, json.dumps(entry, ensure_ascii=False, default=str))
+        pipe.ltrim(DEAD, -self.dead_max, -1)
         if user_id:
             pipe.zrem(_mbox_key(user_id), delivery_id)
         pipe.zrem(OUTBOX, delivery_id)
@@ -309,6 +313,15 @@ class Coord:
 
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(x) for x in cast(list[str], self.r.lrange(DEAD, 0, -1))]
+
+    def take_dead_letters(self, which: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """Remove the dead letters ``which`` selects; returns them."""
+        taken = []
+        for raw in cast(list[str], self.r.lrange(DEAD, 0, -1)):
+            entry = json.loads(raw)
+            if which(entry) and int(self.r.lrem(DEAD, 1, raw)):
+                taken.append(entry)
+        return taken
 
     def wait(self, timeout_s: float, poll_s: float = 0.2) -> bool:
         deadline = time.monotonic() + timeout_s

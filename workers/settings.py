@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     extracted_ttl_s: int = 7 * 24 * 3600  # what extract found, waiting in the mailbox
     coalesce_max: int = 50  # deliveries of one user planned together in one round
     drain_rounds: int = 8  # rounds a drain runs before it yields the worker to other users
+    ledger_ttl_s: int = 90 * 24 * 3600  # a user's applied-turn ledger, renewed by each write
+    dead_letters_max: int = 10_000  # the dead-letter list keeps the newest this many
+    # A pool process is replaced after this much resident memory (KiB) or this many tasks.
+    max_memory_per_child_kb: int = 1_500_000
+    max_tasks_per_child: int = 5_000
     # An unacknowledged task (its worker died) is redelivered after this; keep it longer than
     # the longest task.
     visibility_timeout_s: int = 3600

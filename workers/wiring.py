@@ -26,7 +26,8 @@ def settings() -> Settings:
 
 @cache
 def coord() -> Coord:
-    return Coord.from_url(settings().redis_url)
+    s = settings()
+    return Coord.from_url(s.redis_url, ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
 
 
 @cache
@@ -54,7 +55,8 @@ def _llm(s: Settings) -> tuple[Extractor, Judge]:
 
     assert s.llm_base_url and s.llm_model  # llm_enabled
     chat = OpenAIChat(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
-                      model=s.llm_model, timeout_s=s.llm_timeout_s, max_attempts=s.llm_attempts)
+                      model=s.llm_model, timeout_s=s.llm_timeout_s, max_attempts=s.llm_attempts,
+                      retry_transport=False)  # the task's backoff is the one retry layer
     return OpenAIExtractor(chat), OpenAIJudge(chat)
 
 

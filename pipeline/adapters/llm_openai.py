@@ -103,10 +103,15 @@ class OpenAIChat:
         max_attempts: int = 3,
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
+        retry_transport: bool = True,
     ) -> None:
+        """``max_attempts`` bounds asking again after an unusable answer; transport failures
+        (429, 5xx, timeouts) are retried here too unless ``retry_transport`` is False: a
+        worker leaves those to its task's backoff, so there is one retry layer, not two."""
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.model = model
+        self.retry_transport = retry_transport
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -137,7 +142,8 @@ class OpenAIChat:
             # backoff_s · 2^(n-1), capped, plus up to backoff_s of jitter
             wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s)
             + wait_random(0, self.backoff_s),
-            retry=retry_if_exception(_retryable),
+            retry=retry_if_exception(
+                lambda e: _retryable(e) and (self.retry_transport or isinstance(e, _BadAnswer))),
             before_sleep=lambda state: self._log_retry(state, purpose),
             reraise=True,
         )

@@ -127,3 +127,25 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     assert dead[delivery]["reason"].startswith("InvalidMessage: not an IngestBatch v1")
     assert dead[delivery]["message"]["batch"] == bad
     assert dead[other]["reason"].startswith("InvalidMessage: not a StageMessage v1")
+
+
+def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
+    from workers.coord import Coord
+
+    coord = Coord.from_url(REDIS_URL)
+    batch = json.dumps({"schema_version": "1", "user_id": user_id, "session_id": "s1",
+                        "turns": [{"turn_id": "r1", "role": "user", "timestamp":
+                                   "2026-11-03T09:00:00Z", "content": "I live in Tromsø."}]})
+    # Dead-lettered twice (say an outage outlasted the retries, and a replay did too).
+    for delivery in (f"dl1-{user_id}", f"dl2-{user_id}"):
+        coord.dead_letter(delivery, user_id, "memq.extract", "TransientError: planted",
+                          {"batch": batch})
+    memq("deadletters", "--requeue", f"dl1-{user_id}", f"dl2-{user_id}")
+    wait_done()
+    memories = memq_json("memories", "--user", user_id)
+    assert [m["content"] for m in memories] == ["The user lives in Tromsø."]
+    assert len(memq_json("audit", "--user", user_id)) == 1  # once, not twice
+    left = [d for d in memq_json("deadletters") if d.get("user_id") == user_id]
+    assert left == []
+    res = memq("deadletters", "--requeue", f"dl1-{user_id}", check=False)
+    assert res.returncode == 1 and "no dead letter" in res.stderr

@@ -140,3 +140,43 @@ def test_session_longer_than_one_batch_does_not_crash() -> None:
     batches, errors = parse_lines(lines)
     accounted = sum(len(b.turns) for b in batches) + len(errors)
     assert accounted == 2_001
+
+
+def test_every_bad_line_gets_a_verdict_and_the_good_ones_go_through() -> None:
+    raw: list[str | bytes] = [
+        line("g1").encode(),
+        b"\xff\xfe not utf-8\n",
+        "[" * 100_000 + "]" * 100_000,
+        '{"user_id": "u1", "n": ' + "9" * 5_000 + "}",
+        line("old", ts="1969-12-31T23:59:59+00:00"),
+        line("far", ts="9999-01-01T00:00:00+00:00"),
+        line("meta", metadata={"blob": "x" * 10_000}),
+        line("g2", ts=ts(5)),
+    ]
+    batches, errors = parse_lines(raw)
+    assert by_key(batches) == {("u1", "s1"): ["g1", "g2"]}
+    verdicts = {e.line: e.reason for e in errors}
+    assert sorted(verdicts) == [2, 3, 4, 5, 6, 7]
+    assert verdicts[2].startswith("not UTF-8")
+    assert "nested too deep" in verdicts[3]
+    assert verdicts[4].startswith("not JSON memq can take")
+    assert "timestamp must be from 1970-01-01" in verdicts[5]
+    assert "timestamp must be from 1970-01-01" in verdicts[6]
+    assert "metadata is" in verdicts[7]
+    assert all("\n" not in r for r in verdicts.values())  # one line each
+
+
+def test_a_long_session_is_split_by_text_size() -> None:
+    big = "x" * 20_000
+    lines = [line(f"t{i}", content=big, ts=ts(i % 60)) for i in range(40)]  # 800 KB
+    batches, errors = parse_lines(lines)
+    assert errors == []
+    assert len(batches) == 4
+    assert all(sum(len(t.content) for t in b.turns) <= 256 * 1024 for b in batches)
+    assert sum(len(b.turns) for b in batches) == 40
+
+
+def test_turn_ids_repeat_across_sessions() -> None:
+    batches, errors = parse_lines([line("t1", session="s1"), line("t1", session="s2")])
+    assert errors == []
+    assert sorted(b.refs()[0] for b in batches) == ["s1/t1", "s2/t1"]
