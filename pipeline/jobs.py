@@ -18,7 +18,7 @@ from pipeline import ids, lifecycle, service
 from pipeline.lifecycle import Change, Policy
 from pipeline.ports import EpisodeItem, Extractor
 from pipeline.service import Ports
-from schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Turn
+from schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Triple, Turn
 
 
 @dataclass(frozen=True)
@@ -89,17 +89,21 @@ def summarize(extractor: Extractor, texts: Sequence[str], at: datetime,
     theme = texts[0].strip().rstrip(".!?。！？")[:160]
     return CandidateMemory(
         content=f'The user repeatedly brings up: "{theme}".', kind=Kind.FACT, confidence=0.7,
-        importance=0.5, source_turn_ids=list(source_ids), valid_at=at)
+        importance=0.5, source_turn_ids=list(source_ids), valid_at=at,
+        triples=[Triple(subject="user", predicate="repeatedly_mentions", object=theme)])
 
 
 def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
                 memories: Sequence[tuple[StoredMemory, list[float]]],
                 episodes: Sequence[EpisodeItem],
-                mark_episodes: Callable[[list[str], str], None], fence: Fence) -> JobResult:
+                mark_episodes: Callable[[list[str], str], None], fence: Fence,
+                is_single: Callable[[str], bool]) -> JobResult:
     """Clusters of >= cluster_min similar episodic memories and episodes, not consolidated
     before, become one semantic memory DERIVED_FROM them; source memories keep importance
     x 0.3, source episodes are marked. A cluster is consolidated once: the semantic memory's
-    id derives from its members."""
+    id derives from its members. A summary that is already a current memory is not added
+    again (the sources point at that one); one that states a single-valued fact is not
+    added at all: such facts have a timeline, which only the pipeline places on."""
     mems = {m.id: (m, v) for m, v in memories if m.consolidated_into is None and m.is_current}
     eps = {e.id: e for e in episodes}
     items = [(k, v) for k, (_, v) in mems.items()] + [(e.id, e.vector) for e in episodes]
@@ -114,20 +118,16 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
         turns = sorted({t for m in members for t in m.source_turn_ids}
                        | {e.turn_id for e in sources})
         semantic_id = "m_" + ids.content_hash(f"consolidated:{user_id}:{','.join(sorted(group))}")
-        if not ports.memories.get(user_id, [semantic_id]):
+        if not ports.graph.get(user_id, [semantic_id]):
             cand = summarize(ports.extractor, texts, at, turns)
-            semantic = StoredMemory(
-                id=semantic_id, user_id=user_id, content=cand.content,
-                kind=Kind.FACT if cand.kind is Kind.EVENT else cand.kind,
-                confidence=cand.confidence,
-                importance=max([m.importance for m in members] + [cand.importance]),
-                entities=cand.entities, triples=cand.triples, source_turn_ids=turns,
-                valid_at=at, created_at=now, updated_at=now,
-                embedding_model=ports.embedder.model_id, derived_from=sorted(group))
-            vector = ports.embedder.embed([semantic.content])[0]
-            add = Change(semantic, semantic, f"consolidated from {len(group)} similar items")
-            changed += apply_changes(ports, user_id, "consolidate", Operation.CONSOLIDATE,
-                                     [add], now, fence, vectors=[vector])
+            if any(is_single(t.predicate) for t in cand.triples):
+                continue
+            known = ports.graph.exact(user_id, [cand.content]).get(ids.content_hash(cand.content))
+            if known is not None:
+                semantic_id = known.id
+            else:
+                changed += _add_semantic(ports, user_id, cand, semantic_id, group, members,
+                                         turns, at, now, fence)
         faded = [Change(m, m.with_changes(
             importance=m.importance * policy.consolidated_factor,
             consolidated_into=semantic_id, updated_at=now),
@@ -137,6 +137,23 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
         if sources:
             mark_episodes([e.id for e in sources], semantic_id)
     return JobResult("consolidate", user_id, len(items), changed)
+
+
+def _add_semantic(ports: Ports, user_id: str, cand: CandidateMemory, semantic_id: str,
+                  group: Sequence[str], members: Sequence[StoredMemory], turns: list[str],
+                  at: datetime, now: datetime, fence: Fence) -> int:
+    semantic = StoredMemory(
+        id=semantic_id, user_id=user_id, content=cand.content,
+        kind=Kind.FACT if cand.kind is Kind.EVENT else cand.kind,
+        confidence=cand.confidence,
+        importance=max([m.importance for m in members] + [cand.importance]),
+        entities=cand.entities, triples=cand.triples, source_turn_ids=turns,
+        valid_at=at, created_at=now, updated_at=now,
+        embedding_model=ports.embedder.model_id, derived_from=sorted(group))
+    vector = ports.embedder.embed([semantic.content])[0]
+    add = Change(semantic, semantic, f"consolidated from {len(group)} similar items")
+    return apply_changes(ports, user_id, "consolidate", Operation.CONSOLIDATE, [add], now,
+                         fence, vectors=[vector])
 
 
 def reembed(ports: Ports, user_id: str, now: datetime, *,

@@ -92,7 +92,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
             mark_episodes=lambda ids_, into: chroma.mark_episodes(ids_, into, model),
-            fence=fence)
+            fence=fence, is_single=wiring.predicates().is_single)
         requeued = reextract_failed(user_id, now)
         if requeued:
             log.info("re-extracting episodes", user_id=user_id, turns=requeued)

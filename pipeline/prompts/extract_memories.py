@@ -232,7 +232,8 @@ def parse_answer(text: str) -> ExtractionAnswer:
 def to_candidates(
     answer: ExtractionAnswer, turns: Sequence[Turn] | ExtractionInput
 ) -> list[CandidateMemory]:
-    """Map references back to turn ids; ``valid_at`` is the latest source turn's time.
+    """Map references back to turn ids; ``valid_at`` is the earliest source turn's time: a
+    fact holds from its first mention, the rule the offline extractor follows too.
 
     An item citing a reference that is not in the chunk is dropped (the model made it
     up), as is an item that does not make a valid :class:`CandidateMemory`, and a
@@ -259,7 +260,7 @@ def to_candidates(
                 entities=item.entities,
                 triples=item.triples,
                 source_turn_ids=[turn.turn_id for turn in found],
-                valid_at=max(turn.timestamp for turn in found),
+                valid_at=min(turn.timestamp for turn in found),
             )
         except ValidationError:
             continue

@@ -96,6 +96,18 @@ def test_consolidation_needs_three_and_runs_once(user_id: str) -> None:
     assert len(_by_content(user_id)) == 1
 
 
+def test_consolidation_adds_no_duplicate_and_no_timeline_fact(user_id: str) -> None:
+    _ingest(user_id, "I like jazz.", "I live in Lisbon.", "I like jazz.", "I live in Lisbon.",
+            "I like jazz.", "I live in Lisbon.", "I moved to Porto.")
+    before = _by_content(user_id)
+    memq("run", "consolidate", "--user", user_id)
+    after = _by_content(user_id)
+    assert sorted(after) == sorted(before)  # the jazz summary is the memory we have
+    assert all(m["triples"] for m in after.values())
+    current = [c for c, m in after.items() if m["status"] == "current" and "live" in c]
+    assert len(current) <= 1  # no second current home from a summary of old turns
+
+
 def test_capacity_archives_the_lowest(user_id: str) -> None:
     _ingest(user_id, "I'm a product manager.", "I like jazz.", "We use Terraform.",
             "I live in Lisbon.")

@@ -139,7 +139,7 @@ def test_good_answer_maps_to_candidates(llm: FakeLLM, extractor: OpenAIExtractor
     assert berlin.triples == [Triple(subject="user", predicate="lives_in", object="Berlin")]
     assert german.kind is Kind.INSTRUCTION
     assert german.source_turn_ids == ["msg-aaa-003", "msg-aaa-004"]  # in turn order
-    assert german.valid_at == TURNS[3].timestamp  # the latest source turn
+    assert german.valid_at == TURNS[2].timestamp  # the first mention, as the rules extractor
     assert len(llm.requests) == 1
 
 
