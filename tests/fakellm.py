@@ -30,6 +30,8 @@ import argparse
 import contextlib
 import hashlib
 import json
+import random
+import re
 import socket
 import threading
 import time
@@ -67,6 +69,30 @@ def empty_memories(_request: dict[str, Any]) -> str:
     return json.dumps({"memories": []})
 
 
+_TURN_LINE = re.compile(r'^\[(\d+)\] (\w+) at (\S+): (".*")$')
+
+
+def rules_responder(request: dict[str, Any]) -> str:
+    """Answer an extraction prompt the way memq's offline extractor reads the same turns, so
+    that a run through the LLM path can be held against the same oracle."""
+    from pipeline.rules import RuleExtractor
+    from schemas import Turn
+
+    prompt = request["messages"][-1]["content"]
+    turns = []
+    for line in prompt.splitlines():
+        m = _TURN_LINE.match(line)
+        if m:
+            turns.append(Turn(turn_id=f"r{m[1]}", role=m[2], content=json.loads(m[4]),
+                              timestamp=m[3]))
+    items = [{"content": c.content, "kind": str(c.kind), "confidence": c.confidence,
+              "importance": c.importance, "entities": c.entities,
+              "triples": [t.model_dump() for t in c.triples],
+              "source": [int(t[1:]) for t in c.source_turn_ids]}
+             for c in RuleExtractor().extract(turns)]
+    return json.dumps({"memories": items})
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeLLM
@@ -100,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self._error(400, "Request body is not JSON")
             return
-        behaviour = fake._record(body)
+        behaviour = fake._record(body) or fake.storm_behaviour()
         # BrokenPipe/ConnectionReset: the client gave up (its timeout), nobody to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._act(fake, body, behaviour)
@@ -198,6 +224,9 @@ class FakeLLM:
         self._queue: deque[Behaviour] = deque()
         self._requests: list[dict[str, Any]] = []
         self._stopping = threading.Event()
+        self.storm = 0.0  # with the queue empty, this fraction of requests fail...
+        self.storm_until = 0.0  # ...until this time.monotonic()
+        self._rng = random.Random(7)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -211,6 +240,13 @@ class FakeLLM:
         """Every request body received so far, in order (a copy)."""
         with self._lock:
             return list(self._requests)
+
+    def storm_behaviour(self) -> Behaviour | None:
+        """During a storm: 429, 500, or an answer slower than any client timeout."""
+        if time.monotonic() >= self.storm_until or self._rng.random() >= self.storm:
+            return None
+        return self._rng.choice([("status", 429), ("status", 500),
+                                 ("delay", 30.0, {"memories": []})])
 
     @property
     def pending(self) -> int:
@@ -275,8 +311,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--rules", action="store_true",
+                        help="answer as memq's offline extractor reads the turns")
+    parser.add_argument("--storm", type=float, default=0.0,
+                        help="fraction of requests that fail (429, 500, hang)")
+    parser.add_argument("--storm-seconds", type=float, default=0.0)
     args = parser.parse_args(argv)
-    with FakeLLM(host=args.host, port=args.port) as llm:
+    with FakeLLM(rules_responder if args.rules else empty_memories, host=args.host,
+                 port=args.port) as llm:
+        llm.storm, llm.storm_until = args.storm, time.monotonic() + args.storm_seconds
         print(llm.base_url, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()

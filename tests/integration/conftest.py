@@ -61,6 +61,7 @@ def memq_env(**extra: str) -> dict[str, str]:
     env.update({"MEMQ_REDIS_URL": REDIS_URL, "MEMQ_REDIS_PORT": str(REDIS_PORT),
                 "MEMQ_NEO4J_PORT": str(NEO4J_PORT), "MEMQ_CHROMA_PORT": str(CHROMA_PORT),
                 "MEMQ_REAPER_INTERVAL_S": "1",
+                "MEMQ_HOME": os.environ.get("MEMQ_HOME", str(REPO / ".memq-test")),
                 "C_FORCE_ROOT": "1", "PYTHONUNBUFFERED": "1"})
     env.update(extra)
     return env
