@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import redis
 import structlog
 from celery import Task
 from pydantic import ValidationError
@@ -106,7 +107,10 @@ class Stage(Task):  # type: ignore[misc]
         s = wiring.settings()
         fault(self.name)
         try:
-            yield
+            try:
+                yield
+            except redis.RedisError as exc:  # Redis restarting: like any store outage
+                raise TransientError(f"redis unavailable: {exc}") from exc
         except TransientError as exc:
             attempt = self.request.retries
             if not self.retry_forever and attempt >= s.task_retries:
