@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Literal
 
 from pydantic import SecretStr, model_validator
@@ -37,6 +38,7 @@ class Settings(BaseSettings):
     llm_attempts: int = 4
 
     embedder: Literal["local", "openai"] = "local"
+    cache: str = "~/.cache/memq"  # downloads and built models (the fp32 embedding graph)
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None
     embed_api_key: SecretStr = SecretStr("unused")
@@ -94,6 +96,10 @@ class Settings(BaseSettings):
         if not self.neo4j_uri:
             self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_port}"
         return self
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache).expanduser()
 
     @property
     def llm_enabled(self) -> bool:

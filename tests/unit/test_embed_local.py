@@ -4,6 +4,7 @@ length-sorted, deduplicated batching changes nothing but speed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -103,3 +104,11 @@ def test_weights_must_fit_the_config() -> None:
     weights = {"embeddings.word_embeddings.weight": np.zeros((10, 384), np.float32)}
     with pytest.raises(ValueError, match="do not fit"):
         minilm_graph.build_model(weights)
+
+
+def test_the_built_graph_is_cached_and_gives_the_same_vectors(tmp_path: Path) -> None:
+    first = LocalEmbedder(cache_dir=tmp_path)
+    (cached,) = tmp_path.glob("minilm-fp32-*.onnx")
+    again = LocalEmbedder(cache_dir=tmp_path)  # loads the file, builds nothing
+    assert list(tmp_path.glob("minilm-fp32-*.onnx")) == [cached]
+    assert np.allclose(first.embed(TEXTS), again.embed(TEXTS), atol=1e-6)
