@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     # what keeps writes correct (the graph's version fence does): a claimant frozen past it
     # is taken over, and its stale plan refused.
     lock_lease_s: float = 60.0
-    task_retries: int = 20  # extract's transient errors, backoff capped at 60 s: ~15 min
+    task_retries: int = 26  # extract's transient errors, backoff capped at 60 s: >= 15 min
     stall_s: float = 120.0  # a delivery with no progress for this long is published again
     reaper_interval_s: float = 5.0  # how often a worker looks for stalled or orphaned work
     extracted_ttl_s: int = 7 * 24 * 3600  # what extract found, waiting in the mailbox

@@ -270,10 +270,20 @@ class Neo4jGraph:
 
     def forget_user(self, user_id: str, tombstone: AuditEntry) -> int:
         """Delete the user's memories, facts and entities, strip the user's audit trail to
-        tombstones and add ``tombstone`` (the FORGET entry), in one transaction. Returns the
-        nodes and edges deleted plus the audit entries stripped."""
-        return self._write_counted("forget_user", user_id=user_id,
-                                   tombstone=_audit_row(tombstone, 0))
+        tombstones and add ``tombstone`` (the FORGET entry). The user's version moves on
+        first (a fenced transaction); then each step runs in bounded transactions of its own,
+        so a user of any size is forgotten at the default heap. Returns the nodes and edges
+        deleted plus the audit entries stripped."""
+        self.ensure_schema()
+        params = {"user_id": user_id, "tombstone": _audit_row(tombstone, 0)}
+        total = 0
+        with _transient(), self._session() as session:
+            session.execute_write(lambda tx: tx.run(
+                cypher("fence"), user_id=user_id, expected=None).consume())
+            for statement in self._statements("forget_user"):
+                record = session.run(statement, params).single()  # auto-commit: chunked
+                total += int(record["n"] or 0) if record else 0
+        return total
 
     def forget_memory(self, user_id: str, memory_id: str, tombstone: AuditEntry) -> int:
         """The same for one memory: its node, its facts, the user's entities no fact references
