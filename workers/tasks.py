@@ -137,7 +137,10 @@ class Stage(Task):  # type: ignore[misc]
         elif isinstance(raw, dict) and raw.get("token"):
             # A drain: its claim goes, the mailbox stays for the next one (the reaper).
             coord.let_go(str(user), str(raw["token"]))
-        log.error("dead-lettered", stage=self.name, delivery_id=delivery, reason=reason)
+        # The reason may quote user text (an LLM's unusable answer): it stays in the dead
+        # letter, which forgetting removes; the log line names the error class only.
+        log.error("dead-lettered", stage=self.name, delivery_id=delivery,
+                  error=type(exc).__name__)
 
 
 # -- extract -----------------------------------------------------------------------------------
@@ -293,7 +296,7 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
         reason = f"{type(exc).__name__}: {exc}"
         for r, _ in found:
             coord.dead_letter(r.delivery_id, user_id, "memq.apply", reason, {"batch": r.batch})
-        log.error("dead-lettered", deliveries=len(found), reason=reason)
+        log.error("dead-lettered", deliveries=len(found), error=type(exc).__name__)
 
 
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
