@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline import ids
-from schemas import AuditEntry, Operation, StoredMemory
+from memq.pipeline import ids
+from memq.schemas import AuditEntry, Operation, StoredMemory
 
 # Chroma keeps times as float epoch seconds: equal within this is the same instant.
 TOLERANCE = timedelta(milliseconds=1)

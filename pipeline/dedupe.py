@@ -7,8 +7,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from pipeline.errors import ModelMismatchError
-from pipeline.policy import Thresholds
+from memq.pipeline.errors import ModelMismatchError
+from memq.pipeline.policy import Thresholds
 
 
 class Closeness(StrEnum):

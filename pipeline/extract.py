@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.ids import content_hash
-from pipeline.ports import Extractor
-from schemas import CandidateMemory, Turn
+from memq.pipeline.ids import content_hash
+from memq.pipeline.ports import Extractor
+from memq.schemas import CandidateMemory, Turn
 
 
 def estimate_tokens(text: str) -> int:

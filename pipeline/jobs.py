@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from pipeline import ids, lifecycle, service
-from pipeline.lifecycle import Change, Policy
-from pipeline.ports import EpisodeItem, Extractor
-from pipeline.service import Ports
-from schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Triple, Turn
+from memq.pipeline import ids, lifecycle, service
+from memq.pipeline.lifecycle import Change, Policy
+from memq.pipeline.ports import EpisodeItem, Extractor
+from memq.pipeline.service import Ports
+from memq.schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Triple, Turn
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from pipeline.ports import Vector
-from schemas import Kind, Status, StoredMemory
+from memq.pipeline.ports import Vector
+from memq.schemas import Kind, Status, StoredMemory
 
 DAY_S = 86_400.0
 

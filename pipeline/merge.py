@@ -14,13 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline import ids
-from pipeline.dedupe import Closeness, classify, cosine
-from pipeline.policy import Thresholds
-from pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
-from pipeline.predicates import Predicates
-from pipeline.timeline import Action, place
-from schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory, Triple
+from memq.pipeline import ids
+from memq.pipeline.dedupe import Closeness, classify, cosine
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
+from memq.pipeline.predicates import Predicates
+from memq.pipeline.timeline import Action, place
+from memq.schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory, Triple
 
 
 class Prepared(BaseModel):

@@ -16,5 +16,5 @@ class Predicates:
 
     @classmethod
     def default(cls) -> Predicates:
-        raw = json.loads(resources.files("pipeline").joinpath("predicates.json").read_text())
+        raw = json.loads(resources.files("memq.pipeline").joinpath("predicates.json").read_text())
         return cls(single=frozenset(raw["single"]))

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from schemas import CandidateMemory, Kind, Triple, Turn
+from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
 MAX_OBJECT_CHARS = 80

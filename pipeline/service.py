@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from pipeline import extract as extraction
-from pipeline import ids
-from pipeline.dedupe import require_same_model
-from pipeline.merge import BatchContext, Plan, Prepared, Write, plan_batch
-from pipeline.policy import Thresholds
-from pipeline.ports import (
+from memq.pipeline import extract as extraction
+from memq.pipeline import ids
+from memq.pipeline.dedupe import require_same_model
+from memq.pipeline.merge import BatchContext, Plan, Prepared, Write, plan_batch
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.ports import (
     Embedder,
     EpisodeStore,
     Extractor,
@@ -31,8 +31,8 @@ from pipeline.ports import (
     UserVersion,
     Vector,
 )
-from pipeline.predicates import Predicates
-from schemas import AuditEntry, CandidateMemory, StoredMemory, Turn, turn_ref
+from memq.pipeline.predicates import Predicates
+from memq.schemas import AuditEntry, CandidateMemory, StoredMemory, Turn, turn_ref
 
 MAX_PROJECT_ROUNDS = 20
 

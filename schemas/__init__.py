@@ -5,9 +5,9 @@ the JSON Schema); everything downstream speaks the domain models in ``memory`` a
 ``audit``.
 """
 
-from schemas.audit import AuditEntry, Operation
-from schemas.memory import CandidateMemory, Kind, Status, StoredMemory, Triple
-from schemas.messages import (
+from memq.schemas.audit import AuditEntry, Operation
+from memq.schemas.memory import CandidateMemory, Kind, Status, StoredMemory, Triple
+from memq.schemas.messages import (
     MESSAGE_VERSION,
     SCHEMA_VERSION,
     ExtractedBatch,

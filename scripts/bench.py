@@ -14,11 +14,11 @@ import numpy as np
 
 
 def bench_embed(args: argparse.Namespace) -> None:
-    """Sentences/s of the offline embedder, fp32 (default) vs int8, on 1 and 2 threads, over
+    """Sentences/s of the offline embedder, int8 (default) vs fp32, on 1 and 2 threads, over
     distinct mixed-length texts (a third short, a third medium, a third 40-60 words), and how
     closely the two variants agree. The machine's load average is printed: other processes
     on these 2 cores skew the figures."""
-    from pipeline.adapters.embed_local import LocalEmbedder, Variant
+    from memq.pipeline.adapters.embed_local import LocalEmbedder, Variant
 
     rng = random.Random(1)
     words = ["user", "production", "server", "prefers", "concise", "answers", "deploys",
@@ -52,8 +52,8 @@ def bench_embed(args: argparse.Namespace) -> None:
 def _plant(user: str, n: int, now: datetime, model: str) -> None:
     """n memories of one user, a quarter of each kind, importance 0.5-1, up to 30 days old,
     random unit vectors stored under ``model`` (so reembed has everything to move)."""
-    from schemas import Kind, StoredMemory, Triple
-    from workers import wiring
+    from memq.schemas import Kind, StoredMemory, Triple
+    from memq.workers import wiring
 
     rng = np.random.default_rng(7)
     kinds = [Kind.PREFERENCE, Kind.FACT, Kind.EVENT, Kind.PROFILE]
@@ -85,8 +85,8 @@ def bench_lifecycle(args: argparse.Namespace) -> None:
     os.environ.setdefault("MEMQ_REDIS_DB", "11")
     os.environ["MEMQ_CAPACITY"] = str(args.memories - args.memories // 10)
     os.environ["MEMQ_TTL_DAYS"] = '{"event": 20}'
-    from workers import wiring
-    from workers.lifecycle import timed
+    from memq.workers import wiring
+    from memq.workers.lifecycle import timed
 
     user = f"bench-{uuid.uuid4().hex[:8]}"
     now = datetime.now(UTC)

@@ -168,8 +168,8 @@ def build_input(name: str, args: argparse.Namespace, rng: random.Random, run: st
 
 
 def run_fault(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    from workers import wiring
-    from workers.client import enqueue, parse_lines
+    from memq.workers import wiring
+    from memq.workers.client import enqueue, parse_lines
 
     rng = random.Random(f"{args.seed}-{name}")
     run = uuid.uuid4().hex[:6]
@@ -209,7 +209,7 @@ def tally(name: str, plans: list[stress.UserPlan], coord: Any, extra: dict[str, 
           huge_user: str, *, done: bool, recovery: float, dead_workers: int,
           seconds: float) -> dict[str, Any]:
     """What came out against what went in, and the oracle's verdict."""
-    from workers import wiring
+    from memq.workers import wiring
 
     score = stress.compare(plans, wiring.chroma(), wiring.graph())
     dead = coord.dead_letters()

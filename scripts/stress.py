@@ -98,7 +98,7 @@ def oracle(plan: UserPlan) -> tuple[dict[str, list[tuple[str, datetime]]], dict[
 def start_worker(i: int, env: dict[str, str], logdir: Path) -> subprocess.Popen[bytes]:
     log = (logdir / f"stress-worker-{i}.log").open("ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "workers.cli", "worker", "--concurrency", "1",
+        [sys.executable, "-m", "memq.workers.cli", "worker", "--concurrency", "1",
          "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True)
 
@@ -250,8 +250,8 @@ def main() -> int:
     args = parse_args()
 
     env = configure(args)
-    from workers import wiring
-    from workers.client import enqueue, parse_lines
+    from memq.workers import wiring
+    from memq.workers.client import enqueue, parse_lines
 
     rng = random.Random(args.seed)
     run = uuid.uuid4().hex[:6]

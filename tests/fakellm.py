@@ -75,8 +75,8 @@ _TURN_LINE = re.compile(r'^\[(\d+)\] (\w+) at (\S+): (".*")$')
 def rules_responder(request: dict[str, Any]) -> str:
     """Answer an extraction prompt the way memq's offline extractor reads the same turns, so
     that a run through the LLM path can be held against the same oracle."""
-    from pipeline.rules import RuleExtractor
-    from schemas import Turn
+    from memq.pipeline.rules import RuleExtractor
+    from memq.schemas import Turn
 
     prompt = request["messages"][-1]["content"]
     turns = []

@@ -8,7 +8,7 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.signals import worker_process_init, worker_ready
 
-from workers import broker, wiring
+from memq.workers import broker, wiring
 
 QUEUES = ("memq.extract", "memq.store")
 STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages quarantined
@@ -16,10 +16,10 @@ STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages
 
 def create_app() -> Celery:
     s = wiring.settings()
-    app = Celery("memq", include=["workers.tasks", "workers.lifecycle"])
+    app = Celery("memq", include=["memq.workers.tasks", "memq.workers.lifecycle"])
     app.conf.update(
         broker_url=s.redis_url,
-        broker_transport="workers.broker:Transport",  # kombu's Redis, poison-proof
+        broker_transport="memq.workers.broker:Transport",  # kombu's Redis, poison-proof
         task_ignore_result=True,  # completion is tracked in Redis by memq itself
         result_backend=None,
         task_serializer="json",
@@ -71,7 +71,7 @@ def _init_process(**_: object) -> None:
 
 @worker_ready.connect
 def _start_reaper(**_: object) -> None:
-    from workers import reaper  # noqa: PLC0415
+    from memq.workers import reaper  # noqa: PLC0415
 
     wiring.configure_logging()
     reaper.start()

@@ -53,7 +53,7 @@ def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) ->
 
 
 def _quarantine(raw: bytes | str | None, reason: str, queue: str | None) -> None:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     wiring.coord().r.rpush(DEAD, quarantine_entry(raw, reason, queue))
     log.error("quarantined an unreadable message", queue=queue, reason=reason[:200])

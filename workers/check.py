@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 import structlog
 
-from pipeline import service
-from pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
-from workers import wiring
-from workers.tasks import publish_apply
+from memq.pipeline import service
+from memq.pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
+from memq.workers import wiring
+from memq.workers.tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 

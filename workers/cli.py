@@ -11,7 +11,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from schemas import IngestBatch, StoredMemory
+from memq.schemas import IngestBatch, StoredMemory
 
 
 def _print_json(value: Any) -> None:
@@ -24,7 +24,7 @@ def cmd_schema(_: argparse.Namespace) -> int:
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from workers.client import enqueue, parse_lines  # noqa: PLC0415
+    from memq.workers.client import enqueue, parse_lines  # noqa: PLC0415
 
     if args.file == "-":
         batches, errors = parse_lines(sys.stdin.buffer)
@@ -44,9 +44,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 
 
 def _celery(kind: str, extra: Sequence[str]) -> int:
-    from workers.app import QUEUES  # noqa: PLC0415
+    from memq.workers.app import QUEUES  # noqa: PLC0415
 
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", kind, "--loglevel=INFO"]
+    argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]
     if kind == "worker":
         argv += ["-Q", ",".join(QUEUES)]
     os.execv(sys.executable, [*argv, *extra])
@@ -54,7 +54,7 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
 
 
 def cmd_wait(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     coord = wiring.coord()
     done = coord.wait(args.timeout)
@@ -74,7 +74,7 @@ def _memory_row(m: StoredMemory) -> str:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     as_of = None
     if args.as_of:
@@ -91,7 +91,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     entries = wiring.graph().audit(args.user, args.memory)
     if args.json:
@@ -104,7 +104,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     rows = wiring.graph().facts(args.user)
     if args.json:
@@ -127,7 +127,7 @@ def _now(args: argparse.Namespace) -> datetime:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from workers.lifecycle import search  # noqa: PLC0415
+    from memq.workers.lifecycle import search  # noqa: PLC0415
 
     hits = search(args.user, args.query, args.k, _now(args), record=not args.no_record)
     if args.json:
@@ -139,7 +139,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from workers.lifecycle import all_users, timed  # noqa: PLC0415
+    from memq.workers.lifecycle import all_users, timed  # noqa: PLC0415
 
     now = _now(args)
     users = [args.user] if args.user else all_users()
@@ -154,14 +154,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from pipeline.errors import TransientError  # noqa: PLC0415
-    from workers.forget import forget_memory, forget_user  # noqa: PLC0415
+    from memq.pipeline.errors import TransientError  # noqa: PLC0415
+    from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
     try:
         report = (forget_memory(args.user, args.memory) if args.memory
                   else forget_user(args.user))
         if args.purge and not args.memory:
-            from workers import wiring  # noqa: PLC0415
+            from memq.workers import wiring  # noqa: PLC0415
 
             wiring.graph().delete_user(args.user)  # the tombstones too: demo and test data
     except TransientError as exc:
@@ -175,7 +175,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_deadletters(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     coord = wiring.coord()
     if args.requeue or args.requeue_all:
@@ -199,7 +199,7 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
     Quarantined broker messages hold no batch: they stay, with the reason why."""
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from workers.client import enqueue  # noqa: PLC0415
+    from memq.workers.client import enqueue  # noqa: PLC0415
 
     def chosen(entry: dict[str, Any]) -> bool:
         batch = (entry.get("message") or {}).get("batch")
@@ -232,8 +232,8 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from workers import wiring  # noqa: PLC0415
-    from workers.check import check_lines, check_user  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.check import check_lines, check_user  # noqa: PLC0415
 
     if args.user:
         users = [args.user]
@@ -325,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("worker", "beat"):
         return _celery(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
-    from workers import wiring  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
 
     wiring.configure_logging(os.environ.get("MEMQ_LOG_LEVEL", "WARNING"))
     return int(args.fn(args))

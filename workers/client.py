@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from schemas import IngestBatch, Turn, TurnLine
+from memq.schemas import IngestBatch, Turn, TurnLine
 
 MAX_BATCH_TURNS = 500
 BATCH_BYTES = 256 * 1024  # text per batch: one extraction pass stays small
@@ -104,7 +104,7 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     """Record each batch in the outbox (Redis, one round trip for all), then publish an
     extract message carrying its delivery id only. A batch whose message is lost (a broker
     hiccup, a worker killed as it popped it) is published again by the reaper."""
-    from workers import tasks, wiring  # noqa: PLC0415  (the app is only needed to publish)
+    from memq.workers import tasks, wiring  # noqa: PLC0415  (the app is only needed to publish)
 
     if not batches:
         return []

@@ -45,12 +45,12 @@ from typing import Any, cast
 
 import structlog
 
-from pipeline import ids
-from pipeline.errors import TransientError
-from schemas import AuditEntry, Operation
-from workers import wiring
-from workers.app import QUEUES
-from workers.coord import DEAD, Coord
+from memq.pipeline import ids
+from memq.pipeline.errors import TransientError
+from memq.schemas import AuditEntry, Operation
+from memq.workers import wiring
+from memq.workers.app import QUEUES
+from memq.workers.coord import DEAD, Coord
 
 log = structlog.get_logger(__name__)
 
@@ -174,7 +174,7 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
 
 @contextmanager
 def _user_claim(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
-    from workers.tasks import publish_apply  # noqa: PLC0415
+    from memq.workers.tasks import publish_apply  # noqa: PLC0415
 
     lease = wiring.settings().lock_lease_s
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to

@@ -16,14 +16,14 @@ from typing import Any
 import structlog
 from celery import Task
 
-from pipeline import jobs, lifecycle
-from pipeline.errors import TransientError
-from pipeline.ports import Hit
-from schemas import IngestBatch, Turn, turn_ref
-from workers import wiring
-from workers.app import STRATEGY, app
-from workers.settings import policy
-from workers.tasks import publish_apply
+from memq.pipeline import jobs, lifecycle
+from memq.pipeline.errors import TransientError
+from memq.pipeline.ports import Hit
+from memq.schemas import IngestBatch, Turn, turn_ref
+from memq.workers import wiring
+from memq.workers.app import STRATEGY, app
+from memq.workers.settings import policy
+from memq.workers.tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 
@@ -68,7 +68,7 @@ def reextract_failed(user_id: str, now: datetime) -> int:
             sessions.setdefault(sid, []).append(turn)
     if not sessions:
         return 0
-    from workers.client import enqueue  # noqa: PLC0415
+    from memq.workers.client import enqueue  # noqa: PLC0415
 
     enqueue([IngestBatch(user_id=user_id, session_id=sid, turns=turns)
              for sid, turns in sessions.items()])

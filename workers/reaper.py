@@ -25,8 +25,8 @@ import redis
 import structlog
 from kombu.exceptions import OperationalError
 
-from workers import wiring
-from workers.coord import Coord
+from memq.workers import wiring
+from memq.workers.coord import Coord
 
 log = structlog.get_logger(__name__)
 LEADER = "memq:reaper"
@@ -36,7 +36,7 @@ EXTRACT_QUEUE = "memq.extract"
 def reap(now: float) -> tuple[int, int]:
     """One pass; returns (deliveries re-published, users woken). Does nothing if another
     worker's reaper ran within the interval."""
-    from workers.tasks import publish_apply, publish_extract  # noqa: PLC0415
+    from memq.workers.tasks import publish_apply, publish_extract  # noqa: PLC0415
 
     coord, s = wiring.coord(), wiring.settings()
     if not coord.r.set(LEADER, "1", nx=True, px=max(1, int(s.reaper_interval_s * 900))):
@@ -68,7 +68,7 @@ def reap(now: float) -> tuple[int, int]:
 
 def queued_deliveries(coord: Coord) -> set[str]:
     """The delivery ids of the extract messages waiting on the broker's queue."""
-    from workers.forget import message_args  # noqa: PLC0415
+    from memq.workers.forget import message_args  # noqa: PLC0415
 
     found = set()
     for raw in cast(list[str], coord.r.lrange(EXTRACT_QUEUE, 0, -1)):

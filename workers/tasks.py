@@ -36,13 +36,13 @@ import structlog
 from celery import Task
 from pydantic import ValidationError
 
-from pipeline import service
-from pipeline.errors import InvalidMessage, PermanentError, StaleVersion, TransientError
-from pipeline.merge import BatchContext
-from schemas import ExtractedBatch, IngestBatch, StageMessage
-from workers import wiring
-from workers.app import STRATEGY, app
-from workers.coord import Delivery
+from memq.pipeline import service
+from memq.pipeline.errors import InvalidMessage, PermanentError, StaleVersion, TransientError
+from memq.pipeline.merge import BatchContext
+from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
+from memq.workers import wiring
+from memq.workers.app import STRATEGY, app
+from memq.workers.coord import Delivery
 
 log = structlog.get_logger(__name__)
 

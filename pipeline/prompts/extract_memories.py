@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.prompts import AnswerError, load_json
-from schemas import CandidateMemory, Kind, Triple, Turn
+from memq.pipeline.prompts import AnswerError, load_json
+from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 VERSION = "extract-memories-1"
 
@@ -27,7 +27,7 @@ _USER_ALIASES = frozenset({"user", "the user", "i", "me", "myself", "the_user"})
 
 
 def _vocabulary() -> list[str]:
-    raw = json.loads(resources.files("pipeline").joinpath("predicates.json").read_text())
+    raw = json.loads(resources.files("memq.pipeline").joinpath("predicates.json").read_text())
     return [*raw["single"], *raw["multi"]]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MEMQ = [sys.executable, "-m", "workers.cli"]
+MEMQ = [sys.executable, "-m", "memq.workers.cli"]
 # The tests' services (scripts/test): the same names scripts/services and memq read, with
 # the test ports as defaults, so a bare `pytest` never reaches the demo's services either.
 REDIS_PORT = int(os.environ.get("MEMQ_REDIS_PORT", "16379"))
@@ -166,9 +166,9 @@ def demo_data_untouched() -> Iterator[None]:
 
     import redis
 
-    from pipeline.adapters.chroma import BASE_MODEL, ChromaStores
-    from pipeline.adapters.neo4j.store import Neo4jGraph
-    from schemas import Kind, StoredMemory
+    from memq.pipeline.adapters.chroma import BASE_MODEL, ChromaStores
+    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+    from memq.schemas import Kind, StoredMemory
 
     user = f"demo-sentinel-{uuid.uuid4().hex[:8]}"
     old = (datetime.now(UTC) - timedelta(days=400)).replace(microsecond=0)

@@ -32,7 +32,7 @@ from integration.conftest import (
     start_worker,
     wait_done,
 )
-from workers.coord import Coord
+from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
 
@@ -43,8 +43,8 @@ INFLIGHT_REDIS_URL = f"{REDIS}/12"  # test (b): its own broker db, no other work
 
 _FORGET = """
 import json, sys
-from workers import wiring
-from workers.forget import forget_memory, forget_user
+from memq.workers import wiring
+from memq.workers.forget import forget_memory, forget_user
 wiring.configure_logging("WARNING")
 user, memory = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
 report = forget_memory(user, memory) if memory else forget_user(user)

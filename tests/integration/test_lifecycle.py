@@ -150,8 +150,8 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
 
 
 def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
-    from workers import app as app_module
-    from workers import lifecycle
+    from memq.workers import app as app_module
+    from memq.workers import lifecycle
 
     schedule = app_module.beat_schedule()
     assert app_module.app.conf.beat_schedule == schedule

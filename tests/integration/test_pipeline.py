@@ -105,7 +105,7 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
-    from workers import tasks  # the real task, published the way enqueue publishes
+    from memq.workers import tasks  # the real task, published the way enqueue publishes
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     tasks.app.conf.broker_url = REDIS_URL
@@ -130,7 +130,7 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
 
 
 def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
-    from workers.coord import Coord
+    from memq.workers.coord import Coord
 
     coord = Coord.from_url(REDIS_URL)
     batch = json.dumps({"schema_version": "1", "user_id": user_id, "session_id": "s1",

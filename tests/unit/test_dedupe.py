@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from pipeline.dedupe import Closeness, classify, cosine, require_same_model
-from pipeline.errors import ModelMismatchError, PermanentError
-from pipeline.policy import Thresholds
+from memq.pipeline.dedupe import Closeness, classify, cosine, require_same_model
+from memq.pipeline.errors import ModelMismatchError, PermanentError
+from memq.pipeline.policy import Thresholds
 
 DEFAULT = Thresholds()
 

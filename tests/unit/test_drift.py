@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pipeline import ids
-from pipeline.check import (
+from memq.pipeline import ids
+from memq.pipeline.check import (
     Drift,
     DriftKind,
     GraphMemory,
@@ -17,7 +17,7 @@ from pipeline.check import (
     latest_snapshots,
     plan_repair,
 )
-from schemas import AuditEntry, Kind, Operation, Status, StoredMemory, Triple
+from memq.schemas import AuditEntry, Kind, Operation, Status, StoredMemory, Triple
 
 USER = "u1"
 MODEL = "test-model"

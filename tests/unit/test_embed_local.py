@@ -10,8 +10,8 @@ import numpy as np
 import onnx
 import pytest
 
-from pipeline.adapters import minilm_graph
-from pipeline.adapters.embed_local import MODEL_ID, MODEL_IDS, LocalEmbedder, _package_dir
+from memq.pipeline.adapters import minilm_graph
+from memq.pipeline.adapters.embed_local import MODEL_ID, MODEL_IDS, LocalEmbedder, _package_dir
 
 # sentence-transformers all-MiniLM-L6-v2, normalize: the first 6 of 384 dimensions (the same
 # figures an independent ONNX port asserts against its Python reference within 1e-6)
@@ -39,12 +39,13 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def fp32() -> LocalEmbedder:
-    return LocalEmbedder(batch_size=2)  # small batches: several micro-batches per call
+    # small batches: several micro-batches per call
+    return LocalEmbedder(batch_size=2, variant="fp32")
 
 
 @pytest.fixture(scope="module")
 def int8() -> LocalEmbedder:
-    return LocalEmbedder(variant="int8")
+    return LocalEmbedder()  # the default
 
 
 def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -52,8 +53,8 @@ def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
 
 
 def test_model_ids_never_mix(fp32: LocalEmbedder, int8: LocalEmbedder) -> None:
-    assert fp32.model_id == MODEL_ID == MODEL_IDS["fp32"] == "all-MiniLM-L6-v2-onnx-fp32"
-    assert int8.model_id == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert fp32.model_id == MODEL_IDS["fp32"] == "all-MiniLM-L6-v2-onnx-fp32"
+    assert int8.model_id == MODEL_ID == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
 
 
 def test_built_graph_is_valid_onnx() -> None:
@@ -107,8 +108,8 @@ def test_weights_must_fit_the_config() -> None:
 
 
 def test_the_built_graph_is_cached_and_gives_the_same_vectors(tmp_path: Path) -> None:
-    first = LocalEmbedder(cache_dir=tmp_path)
+    first = LocalEmbedder(variant="fp32", cache_dir=tmp_path)
     (cached,) = tmp_path.glob("minilm-fp32-*.onnx")
-    again = LocalEmbedder(cache_dir=tmp_path)  # loads the file, builds nothing
+    again = LocalEmbedder(variant="fp32", cache_dir=tmp_path)  # loads the file, builds nothing
     assert list(tmp_path.glob("minilm-fp32-*.onnx")) == [cached]
     assert np.allclose(first.embed(TEXTS), again.embed(TEXTS), atol=1e-6)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from schemas import IngestBatch
-from workers.client import LineError, parse_lines
+from memq.schemas import IngestBatch
+from memq.workers.client import LineError, parse_lines
 
 
 def line(turn_id: str = "t1", *, user: str = "u1", session: str = "s1", content: str = "hi",

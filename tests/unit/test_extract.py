@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.extract import chunk_turns, estimate_tokens, extract, fold_exact_duplicates
-from schemas import CandidateMemory, Kind, Turn
+from memq.pipeline.extract import chunk_turns, estimate_tokens, extract, fold_exact_duplicates
+from memq.schemas import CandidateMemory, Kind, Turn
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 

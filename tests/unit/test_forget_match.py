@@ -9,8 +9,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from schemas import Operation
-from workers.forget import ForgetReport, dead_letter_of, queued_delivery, tombstone
+from memq.schemas import Operation
+from memq.workers.forget import ForgetReport, dead_letter_of, queued_delivery, tombstone
 
 
 def _message(payload: Any, *, encoding: str | None = "base64") -> str:

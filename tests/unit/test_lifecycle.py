@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline import lifecycle
-from pipeline.lifecycle import Policy
-from schemas import Kind, Status, StoredMemory
+from memq.pipeline import lifecycle
+from memq.pipeline.lifecycle import Policy
+from memq.schemas import Kind, Status, StoredMemory
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 P = Policy()

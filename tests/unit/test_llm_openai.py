@@ -15,11 +15,11 @@ import openai
 import pytest
 from fakellm import FakeLLM  # tests/ is on pytest's pythonpath
 
-from pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge
-from pipeline.errors import LLMAnswerError, PermanentError, TransientError
-from pipeline.ports import Decision, Extractor, Judge
-from pipeline.prompts import extract_memories, resolve_memory
-from schemas import CandidateMemory, Kind, StoredMemory, Triple, Turn
+from memq.pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge
+from memq.pipeline.errors import LLMAnswerError, PermanentError, TransientError
+from memq.pipeline.ports import Decision, Extractor, Judge
+from memq.pipeline.prompts import extract_memories, resolve_memory
+from memq.schemas import CandidateMemory, Kind, StoredMemory, Triple, Turn
 
 TESTS = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

@@ -10,12 +10,12 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from pipeline import ids
-from pipeline.merge import BatchContext, OfflineJudge, Plan, Prepared, plan_batch
-from pipeline.policy import Thresholds
-from pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
-from pipeline.predicates import Predicates
-from schemas import CandidateMemory, Kind, Operation, Status, StoredMemory, Triple
+from memq.pipeline import ids
+from memq.pipeline.merge import BatchContext, OfflineJudge, Plan, Prepared, plan_batch
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
+from memq.pipeline.predicates import Predicates
+from memq.schemas import CandidateMemory, Kind, Operation, Status, StoredMemory, Triple
 
 USER = "u1"
 MODEL = "test-model"

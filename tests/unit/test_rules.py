@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.ports import Extractor
-from pipeline.rules import HEDGED_CONFIDENCE, RULES, RuleExtractor
-from schemas import CandidateMemory, Kind, Triple, Turn
-from schemas.messages import Role
+from memq.pipeline.ports import Extractor
+from memq.pipeline.rules import HEDGED_CONFIDENCE, RULES, RuleExtractor
+from memq.schemas import CandidateMemory, Kind, Triple, Turn
+from memq.schemas.messages import Role
 
 DAY1 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 DAY2 = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)

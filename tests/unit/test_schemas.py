@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import SCHEMA_VERSION, IngestBatch, StageMessage, Turn, TurnLine
+from memq.schemas import SCHEMA_VERSION, IngestBatch, StageMessage, Turn, TurnLine
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 

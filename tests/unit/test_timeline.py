@@ -10,11 +10,11 @@ import itertools
 import random
 from datetime import UTC, datetime, timedelta
 
-from pipeline.merge import BatchContext, OfflineJudge, Prepared, plan_batch
-from pipeline.policy import Thresholds
-from pipeline.predicates import Predicates
-from pipeline.timeline import Action, place
-from schemas import CandidateMemory, Kind, Status, StoredMemory, Triple
+from memq.pipeline.merge import BatchContext, OfflineJudge, Prepared, plan_batch
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.predicates import Predicates
+from memq.pipeline.timeline import Action, place
+from memq.schemas import CandidateMemory, Kind, Status, StoredMemory, Triple
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 PRED = Predicates(single=frozenset({"lives_in"}))

@@ -18,11 +18,11 @@ from typing import Any
 import neo4j
 import neo4j.exceptions as nx
 
-from pipeline import ids
-from pipeline.check import GraphMemory
-from pipeline.errors import StaleVersion, TransientError
-from pipeline.ports import SlotHolder, UserVersion
-from schemas import AuditEntry, StoredMemory
+from memq.pipeline import ids
+from memq.pipeline.check import GraphMemory
+from memq.pipeline.errors import StaleVersion, TransientError
+from memq.pipeline.ports import SlotHolder, UserVersion
+from memq.schemas import AuditEntry, StoredMemory
 
 
 @cache

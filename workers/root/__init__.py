@@ -1,0 +1,52 @@
+"""memq: the write pipeline for AI-agent long-term memory.
+
+The import root. Its source is ``workers/root/`` and ``pyproject.toml`` maps the repository's
+top-level folders under it: ``memq.schemas`` (the contract), ``memq.pipeline`` (the pure core
+and its adapters), ``memq.workers`` (Celery app ``memq.workers.app``, tasks, CLI, HTTP API).
+
+An agent needs only::
+
+    from memq import Client
+    memory = Client()                        # MEMQ_* settings from the environment / .env
+    ids = memory.add("u42", [{"role": "user", "content": "I moved to Berlin."}])
+    memory.wait(ids)
+    memory.search("u42", "where do I live?")
+
+``Client`` and ``AsyncClient`` are loaded on first use, so ``import memq`` stays light.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memq.workers.api import AsyncClient, Client
+
+
+
+def _version() -> str:
+    try:
+        return metadata.version("memq")
+    except metadata.PackageNotFoundError:  # the source checkout (scripts/bootstrap's tree)
+        import tomllib  # noqa: PLC0415
+        from pathlib import Path  # noqa: PLC0415
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text())["project"]["version"]) + "+source"
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0.0.0+unknown"
+
+
+__version__ = _version()
+
+__all__ = ["AsyncClient", "Client", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Client", "AsyncClient"):
+        from memq.workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'memq' has no attribute {name!r}")
