@@ -39,6 +39,7 @@ def create_app() -> Celery:
         task_routes={"memq.extract": {"queue": "memq.extract"}},  # memq.apply: memq.store
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,  # memq's log lines go out as they are, not as WARNINGs
         worker_send_task_events=False,
     )
     return app

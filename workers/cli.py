@@ -14,6 +14,10 @@ from typing import Any
 from memq.schemas import IngestBatch, StoredMemory
 
 
+class UsageError(Exception):
+    """A mistake of the caller's: one line, exit code 2."""
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
@@ -37,7 +41,11 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             return 2
     for err in errors:
         print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr)
-    for pub in enqueue(batches):
+    published = enqueue(batches)
+    if args.json:
+        _print_json({"published": [asdict(p) for p in published],
+                     "rejected": [asdict(e) for e in errors]})
+    for pub in published if not args.json else ():
         print(f"published {pub.turns} turn(s) of user {pub.user_id} session {pub.session_id} "
               f"as {pub.batch_id} (delivery {pub.delivery_id})")
     return 1 if errors else 0
@@ -54,17 +62,43 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
 
 
 def cmd_wait(args: argparse.Namespace) -> int:
+    """Until these deliveries (--delivery), or everything in flight, are done; progress on a
+    terminal."""
+    import time  # noqa: PLC0415
+
     from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.api import Status  # noqa: PLC0415
 
     coord = wiring.coord()
-    done = coord.wait(args.timeout)
-    dead = len(coord.dead_letters())
-    if not done:
-        print(f"timed out after {args.timeout:g}s: {coord.inflight()} batch(es) still in flight",
-              file=sys.stderr)
-        return 1
-    print(f"all enqueued batches done ({dead} in the dead-letter queue)")
-    return 0
+    deadline = time.monotonic() + args.timeout
+    tty = sys.stderr.isatty() and not args.json
+    wanted: list[str] = args.delivery or []
+    while True:
+        if wanted:
+            statuses = [Status(**row) for row in coord.statuses(wanted)]
+            left = sum(not st.finished for st in statuses)
+        else:
+            statuses, left = [], coord.inflight()
+        if tty:
+            print(f"\rwaiting: {left} in flight ", end="", file=sys.stderr, flush=True)
+        if left == 0 or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    if tty:
+        print(file=sys.stderr)
+    dead = [st for st in statuses if st.state == "dead_lettered"]
+    if args.json:
+        _print_json({"done": left == 0, "in_flight": left,
+                     "deliveries": [asdict(st) for st in statuses]})
+    elif left:
+        print(f"memq: timed out after {args.timeout:g}s: {left} delivery(ies) still in flight "
+              "(memq status shows the queues and workers)", file=sys.stderr)
+    elif wanted:
+        print(f"{len(wanted) - len(dead)} delivery(ies) done, {len(dead)} dead-lettered"
+              + "".join(f"\n  {st.delivery_id}: {st.reason}" for st in dead))
+    else:
+        print(f"all enqueued batches done ({len(coord.dead_letters())} in the dead-letter queue)")
+    return 1 if left or dead else 0
 
 
 def _memory_row(m: StoredMemory) -> str:
@@ -78,9 +112,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
 
     as_of = None
     if args.as_of:
-        as_of = datetime.fromisoformat(args.as_of)
-        if as_of.tzinfo is None:
-            raise SystemExit("memq: --as-of needs a time zone, e.g. 2026-11-01T12:00:00Z")
+        as_of = _when(args.as_of, "--as-of")
     found = wiring.chroma().memories(args.user, include_inactive=args.all, as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
@@ -120,21 +152,82 @@ def cmd_facts(args: argparse.Namespace) -> int:
 def _now(args: argparse.Namespace) -> datetime:
     if not getattr(args, "now", None):
         return datetime.now(UTC)
-    now = datetime.fromisoformat(args.now)
-    if now.tzinfo is None:
-        raise SystemExit("memq: --now needs a time zone, e.g. 2026-11-01T12:00:00Z")
-    return now
+    return _when(args.now, "--now")
+
+
+def _when(text: str, flag: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not an ISO 8601 time; "
+                         "e.g. 2026-11-01T12:00:00Z") from None
+    if value.tzinfo is None:
+        raise UsageError(f"{flag} needs a time zone, e.g. 2026-11-01T12:00:00Z")
+    return value
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     from memq.workers.lifecycle import search  # noqa: PLC0415
 
-    hits = search(args.user, args.query, args.k, _now(args), record=not args.no_record)
+    hits = search(args.user, args.query, args.k, _now(args), record=args.record)
     if args.json:
         _print_json([asdict(h) for h in hits])
         return 0
     for h in hits:
         print(f"{h.score:.3f} {h.type:<7} {h.event_at:%Y-%m-%d %H:%M} {h.content}  [{h.id}]")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from memq.workers.api import Client  # noqa: PLC0415
+
+    block = Client().context(args.user, args.query, max_tokens=args.max_tokens, k=args.k)
+    if args.json:
+        _print_json({"user_id": args.user, "context": block, "chars": len(block)})
+    else:
+        print(block)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from memq.workers.ops import status  # noqa: PLC0415
+
+    now = status()
+    if args.json:
+        _print_json(now)
+        return 0
+    oldest = now["oldest_inflight_s"]
+    print(f"queues      {'  '.join(f'{q} {n}' for q, n in now['queues'].items())}")
+    print(f"in flight   {now['inflight']} (oldest "
+          f"{'-' if oldest is None else f'{oldest:.0f} s'}), mailboxes {now['mailboxes']}")
+    print(f"dead letters {now['dead_letters']} (memq deadletters)   re-plans {now['replans']}")
+    print(f"workers     {len(now['workers'])}: {', '.join(now['workers']) or 'none answering'}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from memq.workers.ops import configuration, doctor  # noqa: PLC0415
+
+    checks = doctor()
+    if args.json:
+        _print_json({"ok": all(c.ok for c in checks), "checks": [c.to_json() for c in checks],
+                     "configuration": configuration()})
+    else:
+        for c in checks:
+            print(f"{'ok  ' if c.ok else 'FAIL'} {c.name:<9} {c.detail}  ({c.ms:.0f} ms)")
+        if args.config:
+            for key, value in configuration().items():
+                print(f"{key}={'' if value is None else value}")
+    return 0 if all(c.ok for c in checks) else 1
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415
+
+    from memq.workers.http import create_app  # noqa: PLC0415
+
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="warning",
+                access_log=False)
     return 0
 
 
@@ -144,12 +237,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     now = _now(args)
     users = [args.user] if args.user else all_users()
     total = 0.0
+    rows = []
     for user in users:
         result, seconds = timed(args.job, user, now, wait_s=60.0)
         total += seconds
-        print(f"{args.job} {user}: examined {result.examined}, changed {result.changed} "
-              f"({seconds:.2f} s)")
-    print(f"{args.job}: {len(users)} user(s) in {total:.2f} s")
+        rows.append({"user_id": user, "examined": result.examined, "changed": result.changed,
+                     "seconds": round(seconds, 3)})
+        if not args.json:
+            print(f"{args.job} {user}: examined {result.examined}, changed {result.changed} "
+                  f"({seconds:.2f} s)")
+    if args.json:
+        _print_json({"job": args.job, "users": rows, "seconds": round(total, 3)})
+    else:
+        print(f"{args.job}: {len(users)} user(s) in {total:.2f} s")
     return 0
 
 
@@ -264,20 +364,43 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if remaining or busy else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of commands)
+    from memq import __version__  # noqa: PLC0415
+
     parser = argparse.ArgumentParser(prog="memq", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"memq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("schema", help="print the ingest JSON Schema").set_defaults(fn=cmd_schema)
+    p = sub.add_parser("schema", help="print the ingest JSON Schema (always JSON)")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_schema)
     p = sub.add_parser("enqueue", help="publish JSON Lines of turns (FILE or -)")
     p.add_argument("file")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_enqueue)
     sub.add_parser("worker", help="start a Celery worker (extra args go to celery)")
     sub.add_parser("beat", help="start the Celery beat scheduler")
-    p = sub.add_parser("wait", help="return when everything enqueued has gone through")
+    p = sub.add_parser("wait", help="return when these deliveries (default: everything in "
+                                    "flight) are done or dead-lettered")
+    p.add_argument("--delivery", nargs="+", metavar="ID", help="delivery ids (memq enqueue "
+                   "prints them)")
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_wait)
+    p = sub.add_parser("status", help="queues, in flight, oldest message, dead letters, workers")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_status)
+    p = sub.add_parser("doctor", help="is every service, the LLM and the embedder reachable")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--config", action="store_true", help="also print the effective settings "
+                   "(secrets masked)")
+    p.set_defaults(fn=cmd_doctor)
+    p = sub.add_parser("serve", help="the HTTP API (FastAPI; docs at /docs)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.set_defaults(fn=cmd_serve)
     for name, fn in (("memories", cmd_memories), ("audit", cmd_audit), ("facts", cmd_facts),
-                     ("search", cmd_search), ("forget", cmd_forget)):
+                     ("search", cmd_search), ("forget", cmd_forget),
+                     ("context", cmd_context)):
         p = sub.add_parser(name)
         p.add_argument("--user", required=True)
         p.add_argument("--json", action="store_true")
@@ -295,12 +418,20 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "search":
             p.add_argument("--k", type=int, default=10)
             p.add_argument("--now", help="rank as of this time (ISO 8601 with zone)")
-            p.add_argument("--no-record", action="store_true", help="do not count as a recall")
+            p.add_argument("--record", action="store_true",
+                           help="count it as a recall (an agent acting on it): importance up, "
+                                "decay clock reset; default: read-only")
+            p.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)
+            p.add_argument("query")
+        if name == "context":
+            p.add_argument("--max-tokens", type=int, default=800)
+            p.add_argument("--k", type=int, default=10)
             p.add_argument("query")
     p = sub.add_parser("run", help="run a lifecycle job now (beat runs them on schedule)")
     p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed"))
     p.add_argument("--user", help="one user (default: every user)")
     p.add_argument("--now", help="the job's notion of now (ISO 8601 with zone)")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_run)
     p = sub.add_parser("check", help="compare Chroma and Neo4j memory by memory")
     p.add_argument("--user", help="one user (default: every user of either store)")
@@ -320,15 +451,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> tuple[str, int]:
+    """A failure the user can act on, as one line with the fix, and its exit code."""
+    import redis  # noqa: PLC0415
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from memq.pipeline.errors import PermanentError, TransientError  # noqa: PLC0415
+
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, UsageError):
+        return text, 2
+    if isinstance(exc, ValidationError):  # the settings
+        e = exc.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        if not e["loc"]:
+            return f"bad settings: {msg}", 2
+        return f"bad setting MEMQ_{str(e['loc'][0]).upper()}: {msg}", 2
+    if isinstance(exc, redis.RedisError):
+        from memq.workers import wiring  # noqa: PLC0415
+        from memq.workers.ops import _mask_url  # noqa: PLC0415
+
+        return (f"cannot reach Redis at {_mask_url(wiring.settings().redis_url)} ({text}); "
+                "start it (scripts/services up) or set MEMQ_REDIS_URL", 3)
+    if isinstance(exc, TransientError):
+        return f"{text}; is the service up? (memq doctor checks each one)", 3
+    if type(exc).__module__.startswith("neo4j"):
+        return (f"Neo4j: {text}; start it (scripts/services up) or set MEMQ_NEO4J_URI "
+                "(memq doctor checks each service)", 3)
+    if isinstance(exc, ModuleNotFoundError):
+        return (f"{text}: this command needs the worker extra: pip install \"memq[worker]\" "
+                "(the HTTP API: \"memq[server]\")", 2)
+    if isinstance(exc, PermanentError | ValueError | OSError | TimeoutError):
+        return text, 1
+    raise exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("worker", "beat"):
-        return _celery(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
-    from memq.workers import wiring  # noqa: PLC0415
+    try:
+        if argv and argv[0] in ("worker", "beat"):
+            return _celery(argv[0], argv[1:])
+        args = build_parser().parse_args(argv)
+        from memq.workers import wiring  # noqa: PLC0415
 
-    wiring.configure_logging(os.environ.get("MEMQ_LOG_LEVEL", "WARNING"))
-    return int(args.fn(args))
+        wiring.configure_logging(os.environ.get("MEMQ_LOG_LEVEL", "WARNING"))
+        return int(args.fn(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001  (re-raised unless it is one the user can fix)
+        message, code = _one_line(exc)
+        print(f"memq: {message}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

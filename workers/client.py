@@ -79,10 +79,16 @@ def parse_lines(lines: Iterable[str | bytes]) -> tuple[list[IngestBatch], list[L
         turns[line.turn_id] = line.turn()
     batches = []
     for (user_id, session_id), turns in groups.items():
-        ordered = sorted(turns.values(), key=lambda t: t.timestamp)  # ties: input order
-        for chunk in _chunks(ordered):  # long sessions: several batches
-            batches.append(IngestBatch(user_id=user_id, session_id=session_id, turns=chunk))
+        batches += chunk_batches(user_id, session_id, list(turns.values()))
     return batches, errors
+
+
+def chunk_batches(user_id: str, session_id: str, turns: Sequence[Turn]) -> list[IngestBatch]:
+    """One session's turns in time order (ties: input order) as batches; a long session
+    becomes several."""
+    ordered = sorted(turns, key=lambda t: t.timestamp)
+    return [IngestBatch(user_id=user_id, session_id=session_id, turns=chunk)
+            for chunk in _chunks(ordered)]
 
 
 def _chunks(turns: list[Turn]) -> Iterable[list[Turn]]:
@@ -104,7 +110,9 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     """Record each batch in the outbox (Redis, one round trip for all), then publish an
     extract message carrying its delivery id only. A batch whose message is lost (a broker
     hiccup, a worker killed as it popped it) is published again by the reaper."""
-    from memq.workers import tasks, wiring  # noqa: PLC0415  (the app is only needed to publish)
+    from memq.schemas import StageMessage  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.app import app  # noqa: PLC0415  (publishing needs no task code)
 
     if not batches:
         return []
@@ -114,7 +122,8 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s)
     published = []
     for delivery_id, batch in rows:
-        tasks.publish_extract(delivery_id, batch.user_id)
+        body = StageMessage(user_id=batch.user_id, delivery_id=delivery_id).model_dump()
+        app.send_task("memq.extract", args=[body])  # routed to the memq.extract queue
         published.append(Published(delivery_id, batch.batch_id, batch.user_id,
                                    batch.session_id, len(batch.turns)))
     return published

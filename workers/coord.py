@@ -78,6 +78,13 @@ def _extracted_key(delivery_id: str) -> str:
     return f"memq:extracted:{delivery_id}"
 
 
+def _outcome_key(delivery_id: str) -> str:
+    return f"memq:outcome:{delivery_id}"  # done | dead_lettered, kept OUTCOME_TTL_S
+
+
+OUTCOME_TTL_S = 7 * 24 * 3600
+
+
 def _mbox_key(user_id: str) -> str:
     return f"memq:mbox:{user_id}"
 
@@ -215,6 +222,7 @@ class Coord:
             pipe.zrem(OUTBOX, d)
             pipe.delete(_delivery_key(d), _extracted_key(d))
             pipe.srem(INFLIGHT, d)
+            pipe.set(_outcome_key(d), "done", ex=OUTCOME_TTL_S)
         pipe.execute()
 
     # -- the claim on a user -------------------------------------------------------------------
@@ -309,7 +317,31 @@ class Coord:
         pipe.zrem(OUTBOX, delivery_id)
         pipe.delete(_delivery_key(delivery_id), _extracted_key(delivery_id))
         pipe.srem(INFLIGHT, delivery_id)
+        pipe.set(_outcome_key(delivery_id), "dead_lettered", ex=OUTCOME_TTL_S)
+        # the counter of workers.metrics (its field format), in the same round trip
+        pipe.hincrby("memq:metrics", f"memq_dead_letters_total|stage={stage}|", 1)
         pipe.execute()
+
+    def statuses(self, delivery_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Each delivery's state: queued | started | extracted | done | dead_lettered (with
+        the reason) | unknown; one round trip (plus a dead-letter scan if one died)."""
+        pipe = self.r.pipeline(transaction=False)
+        for d in delivery_ids:
+            pipe.hmget(_delivery_key(d), ["user", "state"])
+            pipe.get(_outcome_key(d))
+        raw = pipe.execute()
+        out: list[dict[str, Any]] = []
+        for i, d in enumerate(delivery_ids):
+            (user, state), outcome = raw[2 * i], raw[2 * i + 1]
+            out.append({"delivery_id": d, "state": state or outcome or "unknown",
+                        "user_id": user, "reason": None})
+        if any(row["state"] == "dead_lettered" for row in out):
+            dead = {e.get("delivery_id"): e for e in self.dead_letters()}
+            for row in out:
+                entry = dead.get(row["delivery_id"])
+                if row["state"] == "dead_lettered" and entry:
+                    row["user_id"], row["reason"] = entry.get("user_id"), entry.get("reason")
+        return out
 
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(x) for x in cast(list[str], self.r.lrange(DEAD, 0, -1))]

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from memq.pipeline.lifecycle import Policy
 from memq.pipeline.policy import Thresholds
 from memq.schemas import Kind
 
+if TYPE_CHECKING:
+    from memq.pipeline.lifecycle import Policy
+
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore")
+    # MEMQ_* environment variables win over a .env file in the working directory
+    model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore", env_file=".env",
+                                      env_file_encoding="utf-8")
 
     # One naming scheme for scripts/services and memq: the ports (MEMQ_REDIS_PORT, ...) say
     # where the local services are; MEMQ_REDIS_URL / MEMQ_NEO4J_URI, when set, win.
@@ -92,10 +96,26 @@ class Settings(BaseSettings):
     beat_capacity: str = "45 4 * * *"  # daily
     fanout_chunk: int = 200  # users per fan-out message
 
+    # logs: console (default) or json (one object a line); never turn or memory text at INFO
+    log_format: Literal["console", "json"] = "console"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="after")
+    def _llm_both_or_neither(self) -> Settings:
+        if bool(self.llm_base_url) != bool(self.llm_model):
+            have, missing = (("MEMQ_LLM_BASE_URL", "MEMQ_LLM_MODEL") if self.llm_base_url
+                             else ("MEMQ_LLM_MODEL", "MEMQ_LLM_BASE_URL"))
+            raise ValueError(f"{have} is set but {missing} is not: set both to use an LLM, "
+                             "or neither for the offline extractor")
+        return self
+
     @model_validator(mode="after")
     def _urls(self) -> Settings:
         if not self.redis_url:
             self.redis_url = f"redis://127.0.0.1:{self.redis_port}/{self.redis_db}"
+        if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"MEMQ_REDIS_URL must start with redis://, rediss:// or unix://, "
+                             f"not {self.redis_url.split(':', 1)[0]!r}")
         if not self.neo4j_uri:
             self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_port}"
         return self
@@ -115,6 +135,8 @@ class Settings(BaseSettings):
 
 
 def policy(s: Settings) -> Policy:
+    from memq.pipeline.lifecycle import Policy  # noqa: PLC0415  (numpy: the worker extra)
+
     return Policy(decay_rate=s.decay_rate, floor=s.decay_floor, boost=s.recall_boost,
                   ttl={Kind(kind): timedelta(days=days) for kind, days in s.ttl_days.items()},
                   session_grace=timedelta(hours=s.session_grace_hours), capacity=s.capacity,

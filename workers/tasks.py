@@ -110,10 +110,12 @@ class Stage(Task):  # type: ignore[misc]
         fault(self.name)
         try:
             try:
-                yield
+                with wiring.metrics().timed("memq_stage_seconds", stage=self.name):
+                    yield
             except redis.RedisError as exc:  # Redis restarting: like any store outage
                 raise TransientError(f"redis unavailable: {exc}") from exc
         except TransientError as exc:
+            wiring.metrics().inc("memq_retries_total", stage=self.name)
             attempt = self.request.retries
             if not self.retry_forever and attempt >= s.task_retries:
                 raise
@@ -185,9 +187,11 @@ def run_extract(delivery_id: str) -> None:
         coord.finish(user, [delivery_id])
         return
     batch = batch.model_copy(update={"turns": turns})
+    llm_before = wiring.llm_usage()
     with coord.heartbeat(delivery_id, s.stall_s):
         out = service.extract(wiring.ports(), user, batch.session_id, turns,
                               thresholds=s.thresholds(), now=_now())
+    _count_extract(len(turns), llm_before, wiring.llm_usage())
     if coord.is_forgotten(user, record.enqueued_at):  # forgotten while we wrote episodes
         wiring.chroma().delete_episodes(user, batch.refs())
         coord.finish(user, [delivery_id])
@@ -202,6 +206,17 @@ def run_extract(delivery_id: str) -> None:
              claimed=token is not None)
     if token is not None:
         publish_apply(user, token)
+    else:
+        wiring.metrics().inc("memq_mailbox_waits_total")
+
+
+def _count_extract(turns: int, before: dict[str, int], after: dict[str, int]) -> None:
+    m = wiring.metrics()
+    m.inc("memq_turns_total", turns)
+    m.inc("memq_llm_calls_total", after["calls"] - before["calls"])
+    for kind in ("prompt", "completion"):
+        m.inc("memq_llm_tokens_total", after[f"{kind}_tokens"] - before[f"{kind}_tokens"],
+              kind=kind)
 
 
 # -- apply: drain a user's mailbox -----------------------------------------------------------
@@ -300,24 +315,26 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
 
 
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
-    coord, s, ports = wiring.coord(), wiring.settings(), wiring.ports()
+    coord, s, ports, metrics = wiring.coord(), wiring.settings(), wiring.ports(), wiring.metrics()
     log_ = log.bind(deliveries=len(found))
     started = time.perf_counter()
-    version = service.catch_up(ports, user_id).version
-    applied = ports.graph.applied_batches(user_id, [e.batch_id for _, e in found])
-    items = [service.Candidate(c, unpack(v), e.batch_id, e.session_id)
-             for _, e in found if e.batch_id not in applied
-             for c, v in zip(e.candidates, e.vectors, strict=True)]
-    prepared = service.prepare(ports, user_id, items, thresholds=s.thresholds(),
-                               predicates=wiring.predicates())
+    with metrics.timed("memq_stage_seconds", stage="memq.dedupe"):
+        version = service.catch_up(ports, user_id).version
+        applied = ports.graph.applied_batches(user_id, [e.batch_id for _, e in found])
+        items = [service.Candidate(c, unpack(v), e.batch_id, e.session_id)
+                 for _, e in found if e.batch_id not in applied
+                 for c, v in zip(e.candidates, e.vectors, strict=True)]
+        prepared = service.prepare(ports, user_id, items, thresholds=s.thresholds(),
+                                   predicates=wiring.predicates())
     log_.info("dedupe", stage="memq.dedupe", candidates=len(items), skipped_batches=len(applied),
               ms=round(1000 * (time.perf_counter() - started), 1))
     now = _now()
     ctx = BatchContext(user_id=user_id, batch_id=_combined_id([e.batch_id for _, e in found]),
                        model_id=ports.embedder.model_id, extractor=ports.extractor.name,
                        prompt_version=ports.extractor.prompt_version, now=now)
-    plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
-                         predicates=wiring.predicates())
+    with metrics.timed("memq_stage_seconds", stage="memq.merge"):
+        plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
+                             predicates=wiring.predicates())
     ops: dict[str, int] = {}
     for entry in plan.audit:
         ops[str(entry.operation)] = ops.get(str(entry.operation), 0) + 1
@@ -325,14 +342,18 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     if plan.writes or plan.audit:
         fault("memq.upsert_graph")
         try:
-            new = service.commit_plan(ports, plan, now, expected=version)
+            with metrics.timed("memq_stage_seconds", stage="memq.upsert"):
+                new = service.commit_plan(ports, plan, now, expected=version)
         except StaleVersion as exc:
             # Another writer committed since we read: nothing was written; the drain loop
             # plans these deliveries again from the new state.
             log_.info("stale plan refused; planning again", stage="memq.upsert_graph",
                       error=str(exc))
             coord.r.incr("memq:stats:replans")
+            metrics.inc("memq_replans_total")
             return
+        for operation, n in ops.items():
+            metrics.inc("memq_memories_written_total", n, operation=operation)
         log_.info("stored", stage="memq.upsert_chroma", version=new, writes=len(plan.writes),
                   audit=len(plan.audit))
     coord.finish(user_id, [r.delivery_id for r, _ in found],

@@ -6,17 +6,20 @@ from __future__ import annotations
 import logging
 import sys
 from functools import cache
+from typing import TYPE_CHECKING
 
 import structlog
 
-from memq.pipeline.adapters.chroma import ChromaStores
-from memq.pipeline.adapters.neo4j.store import Neo4jGraph
-from memq.pipeline.merge import OfflineJudge
-from memq.pipeline.ports import Embedder, Extractor, Judge
-from memq.pipeline.predicates import Predicates
-from memq.pipeline.service import Ports
 from memq.workers.coord import Coord
+from memq.workers.metrics import Metrics
 from memq.workers.settings import Settings, load
+
+if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agent needs neither
+    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+    from memq.pipeline.ports import Embedder, Extractor, Judge
+    from memq.pipeline.predicates import Predicates
+    from memq.pipeline.service import Ports
 
 
 @cache
@@ -31,7 +34,14 @@ def coord() -> Coord:
 
 
 @cache
+def metrics() -> Metrics:
+    return Metrics(coord().r)
+
+
+@cache
 def predicates() -> Predicates:
+    from memq.pipeline.predicates import Predicates  # noqa: PLC0415
+
     return Predicates.default()
 
 
@@ -48,6 +58,7 @@ def _embedder(s: Settings) -> Embedder:
 
 def _llm(s: Settings) -> tuple[Extractor, Judge]:
     if not s.llm_enabled:
+        from memq.pipeline.merge import OfflineJudge  # noqa: PLC0415
         from memq.pipeline.rules import RuleExtractor  # noqa: PLC0415
 
         return RuleExtractor(), OfflineJudge()
@@ -57,11 +68,26 @@ def _llm(s: Settings) -> tuple[Extractor, Judge]:
     chat = OpenAIChat(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
                       model=s.llm_model, timeout_s=s.llm_timeout_s, max_attempts=s.llm_attempts,
                       retry_transport=False)  # the task's backoff is the one retry layer
+    _LLM_USAGE.append(chat.usage)
     return OpenAIExtractor(chat), OpenAIJudge(chat)
+
+
+_LLM_USAGE: list[dict[str, int]] = []  # the LLM client's running counts (metrics read them)
+
+
+def llm_usage() -> dict[str, int]:
+    """LLM answers and tokens this process received so far (zero with the offline extractor)."""
+    total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for usage in _LLM_USAGE:
+        for key, value in usage.items():
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 @cache
 def graph() -> Neo4jGraph:
+    from memq.pipeline.adapters.neo4j.store import Neo4jGraph  # noqa: PLC0415
+
     s = settings()
     auth = None
     if s.neo4j_user and s.neo4j_password:
@@ -71,6 +97,8 @@ def graph() -> Neo4jGraph:
 
 @cache
 def chroma() -> ChromaStores:
+    from memq.pipeline.adapters.chroma import ChromaStores  # noqa: PLC0415
+
     s = settings()
     return ChromaStores.connect(s.chroma_host, s.chroma_port)
 
@@ -108,15 +136,24 @@ def _other_embedder(model_id: str) -> Embedder:
 
 @cache
 def ports() -> Ports:
+    from memq.pipeline.service import Ports  # noqa: PLC0415
+
     extractor, judge = _llm(settings())
     stores = chroma()
     return Ports(embedder=embedder(), extractor=extractor, judge=judge, memories=stores,
                  episodes=stores, graph=graph())
 
 
-def configure_logging(level: str = "INFO", *, json_logs: bool = False) -> None:
-    """structlog with context variables: every task binds delivery, batch and user ids."""
+def configure_logging(level: str | None = None, *, json_logs: bool | None = None) -> None:
+    """structlog with context variables (every task binds stage, user and delivery ids), to
+    stderr, one line per event; JSON with MEMQ_LOG_FORMAT=json. Libraries that log request
+    lines (httpx, the drivers) are kept to warnings."""
+    s = settings()
+    level = level or s.log_level
+    json_logs = s.log_format == "json" if json_logs is None else json_logs
     logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level)
+    for noisy in ("httpx", "httpcore", "neo4j", "chromadb", "urllib3", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if json_logs
         else structlog.dev.ConsoleRenderer(colors=False)
@@ -130,5 +167,6 @@ def configure_logging(level: str = "INFO", *, json_logs: bool = False) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )

@@ -115,6 +115,8 @@ class OpenAIChat:
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        # answers received and their tokens, for the caller's metrics (read, never reset)
+        self.usage: dict[str, int] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0
         )
@@ -203,6 +205,10 @@ class OpenAIChat:
             log.debug("llm_bad_answer", purpose=purpose, excerpt=_excerpt(content))
             raise _BadAnswer(str(error) or type(error).__name__, content) from error
         usage = response.usage
+        self.usage["calls"] += 1
+        if usage:
+            self.usage["prompt_tokens"] += usage.prompt_tokens or 0
+            self.usage["completion_tokens"] += usage.completion_tokens or 0
         log.debug(
             "llm_call",
             purpose=purpose,

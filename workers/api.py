@@ -1,0 +1,264 @@
+"""The agent API in Python: :class:`Client` (sync) and :class:`AsyncClient`.
+
+Writing is enqueueing: ``add`` records the turns in Redis and returns delivery ids in
+milliseconds; workers do the rest. Reading (``search``, ``memories``, ``facts``, ``audit``,
+``context``) goes to the stores directly and needs the ``memq[worker]`` extra; a
+``memq[client]`` install can ``add``, ``status`` and ``wait`` with pydantic + Celery only.
+
+Searching is read-only. An agent that acts on what it read says so (``record=True``): that
+is a recall, which raises the memories' importance and resets their decay clock.
+
+Configuration comes from ``MEMQ_*`` environment variables or a ``.env`` file
+(``memq.workers.settings``), the same for the CLI, the workers and the HTTP API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memq.schemas import IngestBatch, Turn
+from memq.schemas.messages import Role
+
+if TYPE_CHECKING:
+    from memq.pipeline.ports import Hit
+    from memq.schemas import AuditEntry, StoredMemory
+    from memq.workers.forget import ForgetReport
+
+__all__ = ["AsyncClient", "Client", "Message", "Status", "messages_to_batches"]
+
+
+class Message(BaseModel):
+    """A chat message as agents hold them (OpenAI's shape): ``name`` is who spoke when several
+    people share a conversation; ``timestamp`` is when it was said (default: the call's time)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: str = Field(min_length=1)
+    name: str | None = Field(default=None, max_length=128)
+    timestamp: datetime | None = None
+
+
+def _turn_id(m: Message, nth: int) -> str:
+    """Deterministic: the same message added again gets the same id (and is applied once); the
+    nth identical message of one call gets its own."""
+    key = "\x1f".join((m.role, m.name or "", m.content,
+                       m.timestamp.isoformat() if m.timestamp else "", str(nth)))
+    return "m-" + hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def messages_to_batches(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+                        session_id: str | None, now: datetime) -> list[IngestBatch]:
+    """Chat messages -> the ingest contract. A message without a timestamp is dated ``now``
+    plus its position in microseconds (order kept); the session defaults to the UTC day."""
+    from memq.workers.client import chunk_batches  # noqa: PLC0415
+
+    parsed = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+    if not parsed:
+        raise ValueError("messages is empty")
+    seen: Counter[tuple[str, str | None, str, datetime | None]] = Counter()
+    turns = []
+    for position, m in enumerate(parsed):
+        key = (m.role, m.name, m.content, m.timestamp)
+        seen[key] += 1
+        when = m.timestamp or now + timedelta(microseconds=position)
+        if when.tzinfo is None:
+            raise ValueError(f"messages[{position}].timestamp needs a time zone")
+        metadata = {"name": m.name} if m.name else {}
+        turns.append(Turn(turn_id=_turn_id(m, seen[key]), role=m.role, content=m.content,
+                          timestamp=when, metadata=metadata))
+    session = session_id or f"s-{now:%Y-%m-%d}"
+    return chunk_batches(user_id, session, turns)
+
+
+@dataclass(frozen=True)
+class Status:
+    """Where one delivery is: queued | started | extracted (in flight), done, dead_lettered
+    (``reason`` says why), or unknown (never seen, or done longer ago than memq remembers)."""
+
+    delivery_id: str
+    state: str
+    user_id: str | None = None
+    reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "dead_lettered", "unknown")
+
+
+class Client:
+    """Sync agent API. Cheap to construct; connections are opened on first use."""
+
+    def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+            session_id: str | None = None) -> list[str]:
+        """Enqueue a conversation (chat messages); returns its delivery ids at once."""
+        batches = messages_to_batches(user_id, messages, session_id, datetime.now(UTC))
+        return self.enqueue(batches)
+
+    def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
+        """Enqueue batches in the ingest contract (turn ids and times of your own)."""
+        from memq.workers.client import enqueue  # noqa: PLC0415
+
+        return [p.delivery_id for p in enqueue(list(batches))]
+
+    def status(self, delivery_ids: Sequence[str]) -> list[Status]:
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return [Status(**row) for row in wiring.coord().statuses(list(delivery_ids))]
+
+    def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0,
+             poll_s: float = 0.1) -> list[Status]:
+        """Block until every delivery is done or dead-lettered; TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            statuses = self.status(delivery_ids)
+            if all(s.finished for s in statuses):
+                return statuses
+            if time.monotonic() >= deadline:
+                waiting = sum(not s.finished for s in statuses)
+                raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
+                                   f"after {timeout:g}s")
+            time.sleep(poll_s)
+
+    def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
+               now: datetime | None = None) -> list[Hit]:
+        """Memories (similarity x decay x confidence), then episodes; ``record=True`` counts
+        it as a recall of the memories returned."""
+        from memq.workers.lifecycle import search  # noqa: PLC0415
+
+        return search(user_id, query, k, now or datetime.now(UTC), record=record)
+
+    def memories(self, user_id: str, *, include_inactive: bool = False,
+                 as_of: datetime | None = None) -> list[StoredMemory]:
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return wiring.chroma().memories(user_id, include_inactive=include_inactive, as_of=as_of)
+
+    def facts(self, user_id: str) -> list[dict[str, Any]]:
+        """The graph's triples with valid_at / invalid_at / expired_at."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return wiring.graph().facts(user_id)
+
+    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return wiring.graph().audit(user_id, memory_id)
+
+    def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 10,
+                now: datetime | None = None) -> str:
+        """A prompt-ready block: current facts, then the memories and dated turns most
+        relevant to ``query``, cut to about ``max_tokens`` (4 characters a token)."""
+        now = now or datetime.now(UTC)
+        facts = [f for f in self.facts(user_id)
+                 if f.get("invalid_at") is None and f.get("expired_at") is None]
+        return render_context(facts, self.search(user_id, query, k, now=now), max_tokens)
+
+    def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
+        """Every store; the audit keeps content-free tombstones."""
+        from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
+
+        return forget_memory(user_id, memory_id) if memory_id else forget_user(user_id)
+
+
+def render_context(facts: Sequence[Mapping[str, Any]], hits: Sequence[Hit],
+                   max_tokens: int) -> str:
+    budget = max(0, max_tokens) * 4
+    lines: list[str] = []
+
+    def put(line: str) -> bool:
+        nonlocal budget
+        if len(line) + 1 > budget:
+            return False
+        lines.append(line)
+        budget -= len(line) + 1
+        return True
+
+    sections: list[tuple[str, list[str]]] = [
+        ("Known facts (current):",
+         [f"- {f['subject']} {str(f['predicate']).replace('_', ' ')} {f['object']}"
+          f" (since {_day(f.get('valid_at'))})" for f in facts]),
+        ("Relevant memories:",
+         [f"- {h.content} ({_day(h.event_at)})" for h in hits if h.type == "memory"]),
+        ("Relevant past messages:",
+         [f"- [{_day(h.event_at)}] {h.role or 'user'}: {h.content}"
+          for h in hits if h.type == "episode"]),
+    ]
+    for title, rows in sections:
+        if rows and put(title):
+            for row in rows:
+                if not put(row):
+                    break
+    return "\n".join(lines)
+
+
+def _day(value: Any) -> str:
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d}"
+    return str(value)[:10] if value else "?"
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in asdict(hit).items()}
+
+
+class AsyncClient:
+    """The same API for asyncio agents: each call runs the sync client in a worker thread
+    (the store drivers are sync), so the event loop never blocks."""
+
+    def __init__(self) -> None:
+        self._sync = Client()
+
+    async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+                  session_id: str | None = None) -> list[str]:
+        return await asyncio.to_thread(self._sync.add, user_id, messages, session_id)
+
+    async def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
+        return await asyncio.to_thread(self._sync.enqueue, list(batches))
+
+    async def status(self, delivery_ids: Sequence[str]) -> list[Status]:
+        return await asyncio.to_thread(self._sync.status, delivery_ids)
+
+    async def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0,
+                   poll_s: float = 0.1) -> list[Status]:
+        deadline = time.monotonic() + timeout
+        while True:
+            statuses = await self.status(delivery_ids)
+            if all(s.finished for s in statuses):
+                return statuses
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"deliveries still in flight after {timeout:g}s")
+            await asyncio.sleep(poll_s)
+
+    async def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
+                     now: datetime | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self._sync.search, user_id, query, k, record=record,
+                                       now=now)
+
+    async def memories(self, user_id: str, *, include_inactive: bool = False,
+                       as_of: datetime | None = None) -> list[StoredMemory]:
+        return await asyncio.to_thread(self._sync.memories, user_id,
+                                       include_inactive=include_inactive, as_of=as_of)
+
+    async def facts(self, user_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._sync.facts, user_id)
+
+    async def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        return await asyncio.to_thread(self._sync.audit, user_id, memory_id)
+
+    async def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 10,
+                      now: datetime | None = None) -> str:
+        return await asyncio.to_thread(self._sync.context, user_id, query,
+                                       max_tokens=max_tokens, k=k, now=now)
+
+    async def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
+        return await asyncio.to_thread(self._sync.forget, user_id, memory_id)

@@ -1,0 +1,164 @@
+"""Pipeline metrics, kept in Redis so every worker on every host adds to one set of series.
+
+Workers record (a pipelined HINCRBY or two per event, in one hash); ``memq serve`` exposes
+them at ``/metrics`` in the Prometheus format through :class:`RedisCollector`, together with
+gauges read at scrape time (queue depths, oldest in-flight delivery, dead letters). No
+user text is ever a label: labels are stage, operation and queue names.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, cast
+
+import redis
+import structlog
+
+from memq.workers.coord import DEAD, INFLIGHT, MAILBOXES, OUTBOX
+
+KEY = "memq:metrics"
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+QUEUES = ("memq.extract", "memq.store")
+
+HELP = {
+    "memq_stage_seconds": "Time spent in a pipeline stage, per run",
+    "memq_retries_total": "Transient failures retried with backoff, per stage",
+    "memq_dead_letters_total": "Deliveries or messages dead-lettered, per stage",
+    "memq_llm_calls_total": "LLM answers received",
+    "memq_llm_tokens_total": "LLM tokens, per kind (prompt, completion)",
+    "memq_memories_written_total": "Memory changes committed, per operation (audit)",
+    "memq_mailbox_waits_total": "Extracted batches that found their user being drained "
+                                "(they wait in the mailbox, coalesced into the next round)",
+    "memq_replans_total": "Plans refused by the version fence and made again",
+    "memq_turns_total": "Turns extracted",
+}
+
+log = structlog.get_logger("memq.metrics")
+
+
+def _field(name: str, labels: Mapping[str, str], suffix: str = "") -> str:
+    parts = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return f"{name}|{parts}|{suffix}"
+
+
+class Metrics:
+    """Recording side. A metrics write that fails (Redis restarting) is logged and dropped:
+    it never fails the work it measures."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def inc(self, name: str, by: float = 1, **labels: str) -> None:
+        if by:
+            self._write([(_field(name, labels), by)])
+
+    def observe(self, name: str, seconds: float, **labels: str) -> None:
+        le = next((b for b in BUCKETS if seconds <= b), None)
+        self._write([(_field(name, labels, "count"), 1), (_field(name, labels, "sum"), seconds),
+                     (_field(name, labels, f"le={le if le is not None else '+Inf'}"), 1)])
+
+    @contextmanager
+    def timed(self, name: str, **labels: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.observe(name, time.perf_counter() - started, **labels)
+
+    def _write(self, fields: list[tuple[str, float]]) -> None:
+        try:
+            pipe = self.r.pipeline(transaction=False)
+            for field, by in fields:
+                if float(by).is_integer():
+                    pipe.hincrby(KEY, field, int(by))
+                else:
+                    pipe.hincrbyfloat(KEY, field, by)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("metrics not recorded", error=type(exc).__name__)
+
+
+def read(client: redis.Redis) -> dict[str, dict[tuple[tuple[str, str], ...], dict[str, float]]]:
+    """name -> labels -> {"": counter} or {"count", "sum", "le=…"} as stored."""
+    out: dict[str, dict[tuple[tuple[str, str], ...], dict[str, float]]] = defaultdict(
+        lambda: defaultdict(dict))
+    for field, value in cast(dict[str, str], client.hgetall(KEY)).items():
+        name, parts, suffix = field.split("|", 2)
+        labels = tuple(tuple(p.split("=", 1)) for p in parts.split(",") if p)
+        out[name][cast(tuple[tuple[str, str], ...], labels)][suffix] = float(value)
+    return out
+
+
+def gauges(client: redis.Redis) -> dict[str, Any]:
+    """What is waiting now: queue lengths, in flight, oldest in-flight age, dead letters."""
+    pipe = client.pipeline(transaction=False)
+    for q in QUEUES:
+        pipe.llen(q)
+    pipe.scard(INFLIGHT)
+    pipe.llen(DEAD)
+    pipe.scard(MAILBOXES)
+    pipe.zrange(OUTBOX, 0, 0)
+    *lengths, inflight, dead, mailboxes, first = pipe.execute()
+    oldest = None
+    if first:
+        enqueued = client.hget(f"memq:delivery:{first[0]}", "enqueued_at")
+        if enqueued:
+            oldest = max(0.0, time.time() - float(cast(str, enqueued)))
+    return {"queues": dict(zip(QUEUES, lengths, strict=True)), "inflight": inflight,
+            "dead_letters": dead, "mailboxes": mailboxes, "oldest_inflight_s": oldest}
+
+
+class RedisCollector:
+    """A prometheus_client collector over :func:`read` and :func:`gauges`."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> list[Any]:
+        return []  # unchecked: the series are only known at scrape time
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import (  # noqa: PLC0415  (the server extra)
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+        )
+
+        stored = read(self.r)
+        for name, help_text in HELP.items():
+            series = stored.get(name, {})
+            label_names = sorted({k for labels in series for k, _ in labels})
+            if name.endswith("_seconds"):
+                family: Any = HistogramMetricFamily(name, help_text, labels=label_names)
+                for labels, values in series.items():
+                    running, buckets = 0.0, []
+                    for b in BUCKETS:
+                        running += values.get(f"le={b}", 0.0)
+                        buckets.append((str(b), running))
+                    buckets.append(("+Inf", values.get("count", 0.0)))
+                    family.add_metric([dict(labels).get(n, "") for n in label_names], buckets,
+                                      values.get("sum", 0.0))
+            else:
+                family = CounterMetricFamily(name, help_text, labels=label_names)
+                for labels, values in series.items():
+                    family.add_metric([dict(labels).get(n, "") for n in label_names],
+                                      values.get("", 0.0))
+            yield family
+        now = gauges(self.r)
+        depth = GaugeMetricFamily("memq_queue_depth", "Messages waiting on a broker queue",
+                                  labels=["queue"])
+        for q, n in now["queues"].items():
+            depth.add_metric([q], n)
+        yield depth
+        yield GaugeMetricFamily("memq_inflight_deliveries", "Deliveries accepted, not done",
+                                value=now["inflight"])
+        yield GaugeMetricFamily("memq_dead_letters", "Entries in the dead-letter list",
+                                value=now["dead_letters"])
+        yield GaugeMetricFamily("memq_mailboxes", "Users with extracted batches waiting",
+                                value=now["mailboxes"])
+        yield GaugeMetricFamily("memq_oldest_inflight_seconds",
+                                "Age of the oldest delivery not done yet",
+                                value=now["oldest_inflight_s"] or 0.0)

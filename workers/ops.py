@@ -1,0 +1,153 @@
+"""What operators ask: ``status`` (what is waiting, who is working) and ``doctor`` (is every
+dependency reachable, what configuration is in effect). Data only; the CLI and the HTTP API
+print it."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memq.workers import wiring
+from memq.workers.metrics import gauges
+from memq.workers.settings import Settings
+
+PING_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "ms": round(self.ms, 1)}
+
+
+def _timed(name: str, probe: Callable[[], str]) -> Check:
+    started = time.perf_counter()
+    try:
+        detail = probe()
+        ok = True
+    except Exception as exc:  # noqa: BLE001  (a probe reports any failure as one line)
+        first = str(exc).splitlines()[0][:160] if str(exc) else ""
+        detail, ok = f"{type(exc).__name__}: {first}", False
+    return Check(name, ok, detail, 1000 * (time.perf_counter() - started))
+
+
+def _redis(s: Settings) -> str:
+    import redis  # noqa: PLC0415
+
+    client = redis.Redis.from_url(s.redis_url, socket_timeout=PING_TIMEOUT_S,
+                                  socket_connect_timeout=PING_TIMEOUT_S)
+    client.ping()
+    aof = client.config_get("appendonly").get("appendonly", "?")
+    return f"{_mask_url(s.redis_url)} (appendonly {aof})"
+
+
+def _neo4j(s: Settings) -> str:
+    import neo4j  # noqa: PLC0415
+
+    auth = None
+    if s.neo4j_user and s.neo4j_password:
+        auth = (s.neo4j_user, s.neo4j_password.get_secret_value())
+    with neo4j.GraphDatabase.driver(s.neo4j_uri, auth=auth,
+                                    connection_timeout=PING_TIMEOUT_S) as driver:
+        driver.verify_connectivity()
+        info = driver.get_server_info()
+    return f"{s.neo4j_uri} ({info.agent})"
+
+
+def _chroma(s: Settings) -> str:
+    import httpx  # noqa: PLC0415  (chromadb's own HTTP client)
+
+    url = f"http://{s.chroma_host}:{s.chroma_port}/api/v2/heartbeat"
+    httpx.get(url, timeout=PING_TIMEOUT_S).raise_for_status()
+    return f"{s.chroma_host}:{s.chroma_port}"
+
+
+def _llm(s: Settings) -> str:
+    if not s.llm_enabled:
+        return "not configured: the offline rule-based extractor (set MEMQ_LLM_BASE_URL and " \
+               "MEMQ_LLM_MODEL to use an LLM)"
+    import openai  # noqa: PLC0415
+
+    client = openai.OpenAI(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
+                           timeout=PING_TIMEOUT_S * 2, max_retries=0)
+    models = [m.id for m in client.models.list()]
+    where = f"{s.llm_base_url}, model {s.llm_model}"
+    if models and s.llm_model not in models:
+        raise LookupError(f"{where}: the server does not list this model (it has "
+                          f"{', '.join(models[:5])})")
+    return where
+
+
+def _embedder(_: Settings) -> str:
+    embedder = wiring.embedder()
+    vector = embedder.embed(["memq doctor"])[0]
+    return f"{embedder.model_id} ({len(vector)} dims)"
+
+
+def doctor(s: Settings | None = None, *, services_only: bool = False) -> list[Check]:
+    """Each dependency, one check each; ``services_only``: the three stores (readiness)."""
+    s = s or wiring.settings()
+    checks = [_timed("redis", lambda: _redis(s)), _timed("neo4j", lambda: _neo4j(s)),
+              _timed("chroma", lambda: _chroma(s))]
+    if services_only:
+        return checks
+    checks.append(_timed("llm", lambda: _llm(s)))
+    if importlib.util.find_spec("onnxruntime") is None and s.embedder == "local":
+        checks.append(Check("embedder", False, 'the offline embedder needs the worker extra: '
+                            'pip install "memq[worker]"', 0.0))
+    else:
+        checks.append(_timed("embedder", lambda: _embedder(s)))
+    return checks
+
+
+def _mask_url(url: str) -> str:
+    """redis://user:secret@host -> redis://user:***@host."""
+    scheme, sep, rest = url.partition("://")
+    if "@" not in rest:
+        return url
+    cred, _, host = rest.rpartition("@")
+    user = cred.split(":", 1)[0]
+    return f"{scheme}{sep}{user}:***@{host}"
+
+
+def configuration(s: Settings | None = None) -> dict[str, Any]:
+    """The effective settings as MEMQ_* names; secrets and URL passwords masked."""
+    s = s or wiring.settings()
+    out: dict[str, Any] = {}
+    for name, value in s.model_dump().items():
+        key = f"MEMQ_{name.upper()}"
+        if "password" in name or "api_key" in name:
+            out[key] = "***" if value and str(value) != "unused" else None
+        elif isinstance(value, str) and "://" in value:
+            out[key] = _mask_url(value)
+        else:
+            out[key] = value
+    return out
+
+
+def status(s: Settings | None = None) -> dict[str, Any]:
+    """Queue depths, in flight, oldest in-flight age, dead letters, mailboxes, live workers.
+    Raises redis errors (the CLI turns them into one line)."""
+    s = s or wiring.settings()
+    coord = wiring.coord()
+    coord.r.ping()
+    now = gauges(coord.r)
+    now["workers"] = _workers()
+    replans = coord.r.get("memq:stats:replans")
+    now["replans"] = int(replans) if replans else 0
+    return now
+
+
+def _workers() -> list[str]:
+    from memq.workers.app import app  # noqa: PLC0415
+
+    replies = app.control.ping(timeout=1.0) or []
+    return sorted(name for reply in replies for name in reply)
