@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import SecretStr
+
 from memq.workers import wiring
 from memq.workers.metrics import gauges
 from memq.workers.settings import Settings
@@ -124,8 +126,9 @@ def configuration(s: Settings | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in s.model_dump().items():
         key = f"MEMQ_{name.upper()}"
-        if "password" in name or "api_key" in name:
-            out[key] = "***" if value and str(value) != "unused" else None
+        if isinstance(value, SecretStr) or "password" in name or "api_key" in name:
+            secret = value.get_secret_value() if isinstance(value, SecretStr) else value
+            out[key] = "***" if secret and secret != "unused" else None
         elif isinstance(value, str) and "://" in value:
             out[key] = _mask_url(value)
         else:
