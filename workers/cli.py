@@ -55,8 +55,9 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
     from memq.workers.app import QUEUES  # noqa: PLC0415
 
     argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]
-    if kind == "worker":
-        argv += ["-Q", ",".join(QUEUES)]
+    if kind == "worker" and not any(a in ("-Q", "--queues") or a.startswith(("-Q", "--queues="))
+                                    for a in extra):
+        argv += ["-Q", ",".join(QUEUES)]  # both queues unless told (-Q memq.extract)
     os.execv(sys.executable, [*argv, *extra])
     return 0  # not reached
 

@@ -1,0 +1,108 @@
+"""memq as a user gets it: the wheel, built from this checkout, installed into clean venvs
+outside the repository. A light ``memq[client]`` agent enqueues (importing no store driver),
+a worker from the ``memq[worker]`` install does the work, and that install's ``memq enqueue``,
+``memq wait`` and ``memq search`` read it back, on the real services. The broker is a Redis
+db of its own, so no worker of the checkout can do the work in the wheel's place."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from integration.conftest import REDIS_BASE, REPO, memq_env
+
+pytestmark = pytest.mark.integration
+
+LIGHT_AGENT = r"""
+import json, sys
+import memq
+from memq import Client
+ids = Client().add(sys.argv[1], [{"role": "user", "content": "I live in Reykjavik."}],
+                   session_id="s-wheel")
+heavy = sorted(m for m in ("chromadb", "neo4j", "onnxruntime", "numpy") if m in sys.modules)
+print(json.dumps({"ids": ids, "heavy": heavy, "file": memq.__file__}))
+"""
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
+         ) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    assert res.returncode == 0, f"{argv}:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+def _venv(root: Path, name: str, wheel: Path, extra: str) -> Path:
+    venv = root / name
+    _run([sys.executable, "-m", "venv", str(venv)], root, memq_env())
+    _run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
+          f"{wheel}[{extra}]"], root, memq_env(), timeout=900)
+    return venv / "bin"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)], out,
+         memq_env(), timeout=600)
+    (found,) = out.glob("memq-*.whl")
+    return found
+
+
+def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
+    light, full = _venv(tmp_path, "light", wheel, "client"), _venv(tmp_path, "full", wheel,
+                                                                   "worker")
+    env = memq_env(MEMQ_REDIS_URL=f"{REDIS_BASE}/11")  # a broker db of the wheel's own
+    user = f"t-wheel-{uuid.uuid4().hex[:8]}"
+
+    version = _run([str(full / "python"), "-c", "import memq; print(memq.__version__)"],
+                   tmp_path, env).stdout.strip()
+    assert version == _run([str(full / "memq"), "--version"], tmp_path, env).stdout.split()[1]
+
+    log = (tmp_path / "worker.log").open("wb")
+    worker = subprocess.Popen([str(full / "memq"), "worker", "--concurrency", "1", "-n",
+                               "wheel@%h"], cwd=tmp_path, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while b" ready." not in (tmp_path / "worker.log").read_bytes():
+            assert worker.poll() is None and time.monotonic() < deadline, \
+                (tmp_path / "worker.log").read_text()[-3000:]
+            time.sleep(0.3)
+
+        agent = json.loads(_run([str(light / "python"), "-c", LIGHT_AGENT, user], tmp_path,
+                                env).stdout.splitlines()[-1])
+        assert agent["heavy"] == [], "the light client imported store drivers"
+        assert str(tmp_path / "light") in agent["file"]  # the installed copy, not the checkout
+
+        turns = tmp_path / "turns.jsonl"
+        turns.write_text(json.dumps({
+            "user_id": user, "session_id": "s-cli", "turn_id": "t1", "role": "user",
+            "content": "We use Kubernetes for deployments.",
+            "timestamp": "2026-11-02T10:00:00Z"}) + "\n")
+        published = json.loads(_run([str(full / "memq"), "enqueue", str(turns), "--json"],
+                                    tmp_path, env).stdout)["published"]
+        ids = agent["ids"] + [p["delivery_id"] for p in published]
+        waited = json.loads(_run([str(full / "memq"), "wait", "--delivery", *ids, "--timeout",
+                                  "180", "--json"], tmp_path, env).stdout)
+        assert waited["done"] and {d["state"] for d in waited["deliveries"]} == {"done"}
+
+        hits = json.loads(_run([str(full / "memq"), "search", "--user", user, "--json",
+                                "where do I live?"], tmp_path, env).stdout)
+        assert any("Reykjavik" in h["content"] for h in hits), hits
+        memories = json.loads(_run([str(full / "memq"), "memories", "--user", user, "--json"],
+                                   tmp_path, env).stdout)
+        assert {m["content"] for m in memories} >= {"The user lives in Reykjavik."}
+        assert any("Kubernetes" in m["content"] for m in memories), memories
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+        _run([str(full / "memq"), "forget", "--user", user, "--purge"], tmp_path, env)
