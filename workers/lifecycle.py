@@ -133,15 +133,18 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(stage=self.name, user_id=user_id, job=job)
     try:
-        result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
+        with wiring.metrics().timed("memq_stage_seconds", stage=f"memq.lifecycle.{job}"):
+            result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
     except TransientError as exc:  # busy, stale, or a store down: later
+        wiring.metrics().inc("memq_retries_total", stage=f"memq.lifecycle.{job}")
         self.retry_later(exc)
         return
     log.info("lifecycle job", examined=result.examined, changed=result.changed)
 
 
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------
-def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = True) -> list[Hit]:
+def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
+           ) -> list[Hit]:
     """Up to k memories, ranked by similarity x decay x confidence (the seeds' score), then up
     to k episodes (raw turns, by similarity) as supporting context: the two scores are not on
     one scale, so they are not interleaved. Superseded and archived memories are not recalled."""
