@@ -54,6 +54,15 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 def _celery(kind: str, extra: Sequence[str]) -> int:
     from memq.workers.app import QUEUES  # noqa: PLC0415
 
+    if kind == "worker" and not {"-h", "--help"} & set(extra):
+        from memq.workers.ops import preflight  # noqa: PLC0415
+
+        fatal, warnings = preflight()
+        for line in fatal + warnings:
+            print(f"memq: {line}", file=sys.stderr)
+        if fatal:
+            return 2
+
     argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]
     if kind == "worker" and not any(a in ("-Q", "--queues") or a.startswith(("-Q", "--queues="))
                                     for a in extra):

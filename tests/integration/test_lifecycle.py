@@ -58,8 +58,11 @@ def test_decay_archives_exactly_what_the_formula_says(user_id: str) -> None:
 def test_recalled_memory_outlives_its_unrecalled_twin(user_id: str) -> None:
     _ingest(user_id, "I like jazz.", "I like hiking.")
     memories = _by_content(user_id)
+    assert memq_json("search", "--user", user_id, "--k", "1", "--now", _at(memories, 20),
+                     "jazz music")  # a look: read-only
+    assert all(m["last_accessed_at"] is None for m in _by_content(user_id).values())
     hits = memq_json("search", "--user", user_id, "--k", "1", "--now", _at(memories, 20),
-                     "jazz music")
+                     "--record", "jazz music")  # the agent acts on it: a recall
     assert "jazz" in hits[0]["content"]  # the raw turn or the memory
     seen = {c: m["last_accessed_at"] for c, m in _by_content(user_id).items()}
     assert seen["The user likes jazz."] is not None  # the top memory was recalled...

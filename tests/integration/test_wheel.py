@@ -67,6 +67,11 @@ def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
                    tmp_path, env).stdout.strip()
     assert version == _run([str(full / "memq"), "--version"], tmp_path, env).stdout.split()[1]
 
+    refused = subprocess.run([str(light / "memq"), "worker"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode == 2, refused.stderr  # not "ready" and dead-lettering everything
+    assert 'pip install "memq[worker]"' in refused.stderr and "Traceback" not in refused.stderr
+
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen([str(full / "memq"), "worker", "--concurrency", "1", "-n",
                                "wheel@%h"], cwd=tmp_path, env=env, stdout=log,
