@@ -74,6 +74,7 @@ class Hit:
     confidence: float | None = None
     status: str | None = None
     role: str | None = None
+    speaker: str | None = None  # an episode's named speaker
 
 
 @dataclass(frozen=True)

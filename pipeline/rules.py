@@ -275,12 +275,24 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     target, content = rule.object_template.format(**values), rule.template.format(**values)
     if len(content) < 3:
         return None
+    subject = "user"
+    if turn.speaker:  # a named person: the memory is about them, in their name
+        if rule.kind == Kind.INSTRUCTION:
+            return None  # how the assistant behaves is for its own user to say
+        subject, content = turn.speaker, _about(content, turn.speaker, zh=zh)
     return CandidateMemory(
         content=content, kind=rule.kind, importance=rule.importance,
         confidence=min(rule.confidence, HEDGED_CONFIDENCE) if hedged else rule.confidence,
-        entities=[target], triples=[Triple(subject="user", predicate=rule.predicate,
+        entities=[target], triples=[Triple(subject=subject, predicate=rule.predicate,
                                            object=target)],
         source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
+
+
+def _about(content: str, name: str, *, zh: bool) -> str:
+    """"The user's team uses X." -> "Maria's team uses X."; "用户住在X。" -> "李娜住在X。"."""
+    if zh:
+        return content.replace("用户团队", f"{name}的团队").replace("用户", name)
+    return re.sub(r"\bThe user\b", name, content)
 
 
 def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
@@ -298,7 +310,7 @@ class RuleExtractor:
     rules: tuple[Rule, ...] = RULES
 
     def extract(self, turns: Sequence[Turn]) -> list[CandidateMemory]:
-        found: dict[tuple[str, str, str], CandidateMemory] = {}
+        found: dict[tuple[str, str, str, str], CandidateMemory] = {}
         for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
@@ -307,6 +319,6 @@ class RuleExtractor:
                                   if (c := _apply(rule, clause, turn, hedged)) is not None), None)
                 if candidate is not None:
                     (t,) = candidate.triples
-                    key = (candidate.kind.value, t.predicate, t.object.casefold())
+                    key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate
         return list(found.values())

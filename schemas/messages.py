@@ -48,6 +48,11 @@ class Turn(_Frozen):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     timestamp: AwareDatetime
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Who said it, when not the agent's own user (OpenAI's message ``name``): a batch may
+    # hold several people; what a named speaker says about themselves is about them, never
+    # about the user, and one person's facts never override another's.
+    speaker: str | None = Field(default=None, min_length=1, max_length=100,
+                                pattern=r"^[^\x00-\x1f]+$")
 
     @field_validator("content")
     @classmethod
@@ -86,6 +91,7 @@ class TurnLine(Turn):
             content=self.content,
             timestamp=self.timestamp,
             metadata=self.metadata,
+            speaker=self.speaker,
         )
 
 

@@ -73,9 +73,8 @@ def messages_to_batches(user_id: str, messages: Sequence[Mapping[str, Any] | Mes
         when = m.timestamp or now + timedelta(microseconds=position)
         if when.tzinfo is None:
             raise ValueError(f"messages[{position}].timestamp needs a time zone")
-        metadata = {"name": m.name} if m.name else {}
         turns.append(Turn(turn_id=_turn_id(m, seen[key]), role=m.role, content=m.content,
-                          timestamp=when, metadata=metadata))
+                          timestamp=when, speaker=m.name))
     session = session_id or f"s-{now:%Y-%m-%d}"
     return chunk_batches(user_id, session, turns)
 
@@ -184,13 +183,14 @@ def render_context(facts: Sequence[Mapping[str, Any]], hits: Sequence[Hit],
         return True
 
     sections: list[tuple[str, list[str]]] = [
-        ("Known facts (current):",
-         [f"- {f['subject']} {str(f['predicate']).replace('_', ' ')} {f['object']}"
-          f" (since {_day(f.get('valid_at'))})" for f in facts]),
+        ("Known facts (current), by person:",
+         [f"- {'The user' if f['subject'] == 'user' else f['subject']}: "
+          f"{str(f['predicate']).replace('_', ' ')} {f['object']} (since {_day(f.get('valid_at'))})"
+          for f in sorted(facts, key=lambda f: (f["subject"] != "user", str(f["subject"])))]),
         ("Relevant memories:",
          [f"- {h.content} ({_day(h.event_at)})" for h in hits if h.type == "memory"]),
         ("Relevant past messages:",
-         [f"- [{_day(h.event_at)}] {h.role or 'user'}: {h.content}"
+         [f"- [{_day(h.event_at)}] {h.speaker or h.role or 'user'}: {h.content}"
           for h in hits if h.type == "episode"]),
     ]
     for title, rows in sections:

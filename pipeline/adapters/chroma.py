@@ -387,7 +387,7 @@ class ChromaStores:
             metadatas=[{
                 "user_id": user_id, "session_id": session_id, "turn_id": t.turn_id,
                 "ref": ref, "role": t.role, "event_at": _ts(t.timestamp), "created_at": _ts(now),
-                "embedding_model": model_id,
+                "embedding_model": model_id, "speaker": t.speaker or "",
                 "metadata": json.dumps(t.metadata, ensure_ascii=False, default=str),
             } for t, ref in zip(turns, refs, strict=True)]))
         return len(turns)
@@ -400,7 +400,8 @@ class ChromaStores:
             for d, m in zip(res["documents"], res["metadatas"], strict=True):
                 turn = Turn(turn_id=m["turn_id"], role=m["role"], content=d,
                             timestamp=_dt(m["event_at"]) or datetime.now(UTC),
-                            metadata=json.loads(m.get("metadata") or "{}"))
+                            metadata=json.loads(m.get("metadata") or "{}"),
+                            speaker=m.get("speaker") or None)
                 out.append((str(m["session_id"]), turn,
                             _dt(m["created_at"]) or datetime.now(UTC)))
         return out
@@ -422,7 +423,7 @@ class ChromaStores:
             Hit(id=i, type="episode", content=d, score=sim, event_at=_dt(m["event_at"])
                 or datetime.min.replace(tzinfo=UTC), created_at=_dt(m["created_at"])
                 or datetime.min.replace(tzinfo=UTC), source_turn_ids=[m.get("ref") or m["turn_id"]],
-                role=m["role"])
+                role=m["role"], speaker=m.get("speaker") or None)
             for sim, i, d, m in top
         ]
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memq.pipeline.prompts import AnswerError, load_json
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
-VERSION = "extract-memories-1"
+VERSION = "extract-memories-2"  # 2: named speakers
 
 _MAX_ENTITIES = 32
 _MAX_TRIPLES = 16
@@ -65,7 +65,12 @@ is understandable without the conversation ("The user lives in Berlin.", not "I 
 here.").
 - Turn relative times ("yesterday", "next month") into absolute dates using the time \
 of the turn.
-- Base memories on what the user says; use the assistant's turns only as context.
+- Base memories on what the user says; use the assistant's turns only as context: never \
+store what the assistant says as a fact about anyone.
+- A turn may name its speaker ("user (Maria)"): several people can share one \
+conversation. What a named speaker says about themselves is about them: write their name, \
+not "the user" ("Maria adopted a dog.", triple subject "Maria"), and never merge one \
+person's facts into another's.
 - Ignore greetings, small talk, jokes, sarcasm, hypotheticals, questions, and things the \
 user only asks about or considers. Ignore facts about other people unless they are part \
 of the user's life ("The user's daughter is called Mia.").
@@ -100,12 +105,13 @@ def render(turns: Sequence[Turn] | ExtractionInput) -> list[dict[str, str]]:
     """System and user messages for one chunk of turns."""
     chunk = turns if isinstance(turns, ExtractionInput) else ExtractionInput.of(turns)
     lines = [
-        f"[{ref}] {turn.role} at {turn.timestamp.isoformat(timespec='seconds')}: "
+        f"[{ref}] {turn.role}{f' ({turn.speaker})' if turn.speaker else ''} at "
+        f"{turn.timestamp.isoformat(timespec='seconds')}: "
         f"{json.dumps(turn.content, ensure_ascii=False)}"
         for ref, turn in chunk.refs()
     ]
     user = (
-        'Conversation turns, each as [number] role at time: "text". '
+        'Conversation turns, each as [number] role (speaker, if named) at time: "text". '
         'Cite the numbers in "source".\n\n' + "\n".join(lines)
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]

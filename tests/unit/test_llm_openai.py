@@ -118,7 +118,7 @@ def test_protocols_and_names(extractor: OpenAIExtractor, judge: OpenAIJudge) -> 
     as_extractor: Extractor = extractor
     as_judge: Judge = judge
     assert as_extractor.name == "openai:fake-model"
-    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-1"
+    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-2"
     assert as_judge is judge
     assert judge.prompt_version == resolve_memory.VERSION
 
@@ -404,3 +404,13 @@ def test_fakellm_runs_as_a_process() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_the_prompt_names_the_speaker() -> None:
+    turns = [Turn(turn_id="a", role="user", content="I adopted a dog.", speaker="Maria",
+                  timestamp="2026-11-20T10:00:00Z"),
+             Turn(turn_id="b", role="user", content="Nice!", timestamp="2026-11-20T10:01:00Z")]
+    user = extract_memories.render(turns)[1]["content"]
+    assert '[1] user (Maria) at 2026-11-20T10:00:00+00:00: "I adopted a dog."' in user
+    assert '[2] user at 2026-11-20T10:01:00+00:00: "Nice!"' in user
+    assert "write their name" in extract_memories.render(turns)[0]["content"]

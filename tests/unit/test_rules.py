@@ -294,3 +294,35 @@ def test_rule_table_is_data() -> None:
                   "prefers", "remembers"}
     assert {rule.predicate for rule in RULES} == predicates
     assert all(0.85 <= rule.confidence <= 0.95 for rule in RULES)
+
+
+def _said(content: str, speaker: str | None, role: str = "user") -> Turn:
+    return Turn(turn_id="t1", role=role, content=content, timestamp="2026-11-20T10:00:00Z",
+                speaker=speaker)
+
+
+def test_a_named_speaker_is_the_subject_not_the_user() -> None:
+    (maria,) = RuleExtractor().extract([_said("I live in Lisbon.", "Maria")])
+    assert maria.content == "Maria lives in Lisbon."
+    assert [(t.subject, t.predicate, t.object) for t in maria.triples] == [
+        ("Maria", "lives_in", "Lisbon")]
+    (li,) = RuleExtractor().extract([_said("我住在上海。", "李娜")])
+    assert li.content == "李娜住在上海。" and li.triples[0].subject == "李娜"
+    (team,) = RuleExtractor().extract([_said("We use Terraform.", "Tom")])
+    assert team.content == "Tom's team uses Terraform."
+
+
+def test_two_speakers_same_words_are_two_memories() -> None:
+    found = RuleExtractor().extract([_said("I work at Acme.", "Maria"),
+                                     _said("I work at Acme.", "Tom")])
+    assert sorted(c.content for c in found) == ["Maria works at Acme.", "Tom works at Acme."]
+
+
+def test_instructions_come_only_from_the_agents_own_user() -> None:
+    assert RuleExtractor().extract([_said("Please always answer in French.", "Tom")]) == []
+    assert RuleExtractor().extract([_said("Please always answer in French.", None)])
+
+
+def test_what_the_assistant_says_is_nobodys_fact() -> None:
+    assert RuleExtractor().extract([_said("You live in Lisbon. I live in Porto.", None,
+                                          role="assistant")]) == []
