@@ -190,4 +190,9 @@ class GraphStore(Protocol):
 
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]: ...
 
+    def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
+                     now: datetime) -> int:
+        """Raw turns for BM25 recall (idempotent)."""
+        ...
+
     def delete_user(self, user_id: str) -> int: ...

@@ -68,7 +68,56 @@ _STYLES = r"short|brief|concise|terse|succinct|detailed|simple|formal|casual"
 _LANGS = r"中文|汉语|英文|英语|日语|日文|韩语|法语|德语|西班牙语"
 
 RULES: tuple[Rule, ...] = (
-    # English
+    # English: statements of change, family, health and events first (more specific)
+    _rule(r"I love (?:all|every|most)(?: kinds of| types of| sorts of)? (?P<cats>[^,]+), but"
+          r" (?P<obj>.+?) (?:is|are) (?:my|the) (?:absolute )?favou?rites?",
+          _R, "favourite", "The user's favourite among {cats} is {obj}.", 0.9, 0.7),
+    _rule(r"(?:my )?favou?rite (?P<cat>\w+(?: \w+)?) (?:is|are) (?P<obj>.+)",
+          _R, "favourite", "The user's favourite {cat} is {obj}.", 0.9, 0.7,
+          reject=r"(?:not|probably|maybe)\b"),
+    _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|already|officially))*"
+          r" (?:moved|relocated) (?:to|into) (?P<obj>.+)",
+          _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7,
+          reject=r"(?:a |an |the |my |our )?(?:new )?(?:place|flat|apartment|house|home|office"
+          r"|room|desk)\b"),
+    _rule(r"I(?:'ve| have)?(?: (?:just|recently|finally|now|officially))* (?:started|began|got)"
+          r" (?:a |my )?(?:new )?(?:job|position|role|working) (?:at|with|for) (?P<obj>.+)",
+          _P, "works_at", "The user works at {obj}.", 0.9, 0.7),
+    _rule(r"I(?:'ve| have)?(?: (?:just|recently|finally|officially))* joined (?P<obj>.+)",
+          _P, "works_at", "The user works at {obj}.", 0.85, 0.7,
+          reject=r"(?:a |the |my )?(?:gym|club|team|class|course|group|call|meeting|chat)\b"),
+    _rule(r"I(?:'m| am)?(?: currently| now)? (?:work|working) (?:at|for) (?P<obj>.+?) as"
+          r" (?:an? |the )?(?P<role>.+)",
+          _P, "works_at", "The user works at {obj} as {role}.", 0.9, 0.7),
+    _rule(r"(?:it )?(?:turns out |apparently )?I(?:'m| am)(?: (?:very|severely|slightly|also))*"
+          r" allergic to (?P<obj>.+)", _F, "allergic_to", "The user is allergic to {obj}.",
+          0.9, 0.8),
+    _rule(r"I(?:'ve| have)? (?:been )?diagnosed with (?P<obj>.+)",
+          _F, "has_condition", "The user has {obj}.", 0.9, 0.8),
+    _rule(r"I (?:just |finally )?(?:adopted|got|rescued|bought) (?:a|an|another) (?:new )?"
+          r"(?P<animal>dog|puppy|cat|kitten|rabbit|hamster|parrot|bird|horse|turtle|fish)"
+          r" (?:named|called) (?P<obj>[^\s,.!]+)(?: .*)?",
+          _F, "has_pet", "The user has a {animal} named {obj}.", 0.9, 0.7, "{obj}"),
+    _rule(r"my (?P<rel>sister|brother|mother|mom|mum|father|dad|daughter|son|wife|husband"
+          r"|partner|girlfriend|boyfriend|cousin|aunt|uncle|grandma|grandmother|grandpa"
+          r"|grandfather)(?:'s name is|,)? (?P<obj>[A-Z][a-z]+)(?: .*)?",
+          _F, "has_relative", "The user's {rel} is {obj}.", 0.85, 0.7, "{obj}",
+          reject=r"(?:is|was|and|has|had|just|will|would|can|thinks|says)$"),
+    _rule(r"I(?:'ve| have)? (?:been |started )?learning(?: to play| how to play| to)? (?:the )?"
+          r"(?P<obj>.+?)(?: for (?:a few|several|two|three|some|many) \w+)?",
+          _F, "learns", "The user is learning {obj}.", 0.85, 0.5),
+    _rule(r"I(?:'m| am) (?:planning|going|hoping) (?:a trip |to travel |to go |on a trip )?"
+          r"to (?P<obj>[A-Z][\w ]*?) (?:in|on|next|this) (?P<when>[\w ]+)",
+          _F, "plans_trip_to", "The user plans a trip to {obj} in {when}.", 0.85, 0.6,
+          "{obj}"),
+    _rule(r"I(?:'m| am) planning a trip to (?P<obj>.+)",
+          _F, "plans_trip_to", "The user plans a trip to {obj}.", 0.85, 0.6),
+    _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now))* switched from (?P<old>.+?)"
+          r" to (?P<obj>.+?)(?: for (?P<what>.+))?",
+          _F, "uses", "The user uses {obj} (switched from {old}).", 0.9, 0.6, "{obj}"),
+    _rule(r"I sold my (?P<old>.+?) and bought (?:a|an) (?:new )?(?P<obj>.+)",
+          _F, "drives", "The user drives {a} {obj}.", 0.85, 0.5),
+    # English: general
     _rule(r"I(?:'m| am) not (?:(?:a )?(?:big |huge )?fan of|into) (?P<obj>.+)",
           _R, "dislikes", "The user dislikes {obj}.", 0.85, 0.6),
     _rule(r"I(?:'m| am) (?:a )?(?:big |huge |great )?fan of (?P<obj>.+)",
@@ -121,7 +170,32 @@ RULES: tuple[Rule, ...] = (
           r"|note(?: that|:))[:,]? (?P<obj>.+)", _I, "remembers", "{Obj}.", 0.95, 0.9, "{Obj}"),
     _rule(r"(?:please )?(?P<adv>always|never) (?P<obj>.+)", _I, "remembers",
           "The user wants the assistant to {adv} {obj}.", 0.85, 0.9, "{adv} {obj}"),
-    # Chinese
+    # Chinese: statements of change, family, health and events first
+    _rule(r"所有的?(?P<cats>.+?)我都(?:喜欢|爱)[，,]?(?:但|不过)(?P<obj>.+?)是我(?:的)?最(?:爱|喜欢的)",
+          _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
+    _rule(r"我最喜欢的(?P<cat>.+?)是(?P<obj>.+)", _R, "favourite", "用户最喜欢的{cat}是{obj}。",
+          0.9, 0.7),
+    _rule(r"我们?(?:上周末?|上个月|最近|刚刚?|终于|已经)*(?:搬到|搬去|搬家到)了?(?P<obj>.+)",
+          _P, "lives_in", "用户住在{obj}。", 0.9, 0.7, reject=r"新家|新房子|公司"),
+    _rule(r"我(?:刚刚?|最近|已经|正式)*(?:入职了?|加入了|跳槽到了?)(?P<obj>.+)",
+          _P, "works_at", "用户在{obj}工作。", 0.9, 0.7),
+    _rule(r"我在(?P<obj>.+?)(?:上班|工作)[，,]是(?:一名|一个|一位)?(?P<role>.+)",
+          _P, "works_at", "用户在{obj}工作，是{role}。", 0.9, 0.7),
+    _rule(r"(?:原来)?我对(?P<obj>.+?)过敏", _F, "allergic_to", "用户对{obj}过敏。", 0.9, 0.8),
+    _rule(r"我.{0,4}(?:领养|收养|养|买)了一[只条头匹](?P<animal>.+?)[，,]?(?:叫|名叫|名字叫)(?P<obj>.+)",
+          _F, "has_pet", "用户有一只{animal}，叫{obj}。", 0.9, 0.7),
+    _rule(r"我的?(?P<rel>妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|女儿|儿子|妻子|老婆|丈夫|老公|表妹|表哥)"
+          r"(?P<obj>[\u4e00-\u9fff]{1,3}?)(?:下周|明天|最近|要|会|来|在|是).*",
+          _F, "has_relative", "用户的{rel}叫{obj}。", 0.85, 0.7),
+    _rule(r"我(?:这几个月|最近|一直|正在|开始)*(?:在)?学(?:习)?(?P<obj>.+)",
+          _F, "learns", "用户在学{obj}。", 0.85, 0.5, reject=r"校|生|会|到|了"),
+    _rule(r"我(?:计划|打算|准备)(?P<when>.+?)去(?P<obj>.+?)(?:旅行|旅游|玩)",
+          _F, "plans_trip_to", "用户计划{when}去{obj}旅行。", 0.85, 0.6),
+    _rule(r"我(?:们)?(?P<what>.*?)从(?P<old>.+?)(?:换成|换到|切换到|迁移到)了?(?P<obj>.+)",
+          _F, "uses", "用户{what}改用{obj}（之前用{old}）。", 0.9, 0.6, "{obj}"),
+    _rule(r"我把(?P<old>.+?)卖了[，,]买了一辆(?P<obj>.+)", _F, "drives", "用户开{obj}。",
+          0.85, 0.5),
+    # Chinese: general
     _rule(r"我(?:其实|现在|目前)?是(?:一[个名位]|个|名)?(?P<obj>.+)", _P, "role", "用户是{obj}。",
           0.9, 0.8, reject=r"说|不|在|从|想|觉得|问|指|因为|为了|来|去|真的|刚|要|会|有|被|对"
           r"|怎么|什么|否"),
@@ -167,8 +241,10 @@ _QUESTION = re.compile(r"(?:what|how|why|when|where|who|which|do you|does|did yo
                        r"|什么|怎么|为什么|为何|你能|你可以|能不能|可不可以|请问|是不是", re.I)
 _PREFIX = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actually|btw"
                      r"|by the way|fyi|anyway|honestly|basically|yeah|yes|quick update|update"
-                     r"|just so you know|for the record|for context|ps)\b[\s,:!.\-—]*"
-                     r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时|现在|目前)"
+                     r"|just so you know|for the record|for context|ps|guess what"
+                     r"|(?:big |good |great |some )?news)\b[\s,:!.\-—]*"
+                     r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时|现在|目前"
+                     r"|告诉你个好消息|好消息|跟你说)"
                      r"[\s,，:：]*)+", re.I)
 _SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|(?<!remember)(?<!note),\s*"
@@ -180,6 +256,8 @@ _CUT = {False: re.compile(r",?\s+(?:because|since|so that|but|although|though|wh
 _TAIL = {False: re.compile(r"(?:\s*,)?\s+(?:(?:right )?now|these days|nowadays|currently|at the"
                            r" moment|lately|recently|(?:last|this) (?:week|month|year)|yesterday"
                            r"|today|as well|too|also|a lot|(?:very|so) much|please|from now on"
+                           r"|(?:last|this|next) weekend|on (?:monday|tuesday|wednesday|thursday"
+                           r"|friday|saturday|sunday)|a few (?:days|weeks|months) ago"
                            r"|going forward|anymore|for now)$", re.I),
          True: re.compile(r"(?:了|现在|目前|啦|呢|吧|哦|啊|呀|嘛)$")}
 _LEAD = {False: re.compile(r"^(?:now|currently|also|still)\s+", re.I),
@@ -260,6 +338,9 @@ def _statements(text: str) -> Iterator[tuple[str, bool]]:
                 yield clause, hedged
 
 
+_LOWER = {"adv", "animal", "rel", "cat", "cats"}  # groups used as common nouns
+
+
 def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory | None:
     match = rule.pattern.fullmatch(clause)
     if not match:
@@ -270,7 +351,8 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
             or (rule.reject is not None and rule.reject.match(obj))):
         return None
     obj = _third_person(obj, zh=zh, lead=rule.template.startswith("{Obj}"))
-    values = {k: v.lower() for k, v in match.groupdict().items() if v and k != "obj"}
+    values = {k: v.lower() if k in _LOWER else v
+              for k, v in match.groupdict().items() if v and k != "obj"}
     values.update(obj=obj, Obj=obj[:1].upper() + obj[1:], a=_article(obj))
     target, content = rule.object_template.format(**values), rule.template.format(**values)
     if len(content) < 3:

@@ -74,6 +74,7 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     vectors = ports.embedder.embed([t.content for t in turns])
     episodes = ports.episodes.add(user_id, session_id, turns, vectors,
                                   ports.embedder.model_id, now)
+    ports.graph.add_episodes(user_id, session_id, turns, now)  # BM25 over the same turns
     refs = [t.model_copy(update={"turn_id": turn_ref(session_id, t.turn_id)}) for t in turns]
     result = extraction.extract(ports.extractor, refs, budget=thresholds.chunk_tokens,
                                 min_confidence=thresholds.min_confidence)

@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 
@@ -107,6 +108,113 @@ def bench_lifecycle(args: argparse.Namespace) -> None:
         wiring.graph().delete_user(user)
 
 
+def _refs(hits: list, k: int) -> list[str]:
+    """The turn refs of the top k hits, in order: a memory counts as its source turns."""
+    out: list[str] = []
+    for h in hits[:k]:
+        out += [r for r in h.source_turn_ids if r not in out]
+    return out
+
+
+def _score(ranked: list[list], golds: list[list[str]], k: int) -> tuple[float, float]:
+    """(mean recall@k of the gold turns, hit@k)."""
+    recalls, found = [], []
+    for hits, gold in zip(ranked, golds, strict=True):
+        got = set(_refs(hits, k)) & set(gold)
+        recalls.append(len(got) / len(gold))
+        found.append(bool(got))
+    return float(np.mean(recalls)), float(np.mean(found))
+
+
+def _ingest_recall(convs: list[Any], client: Any) -> None:
+    """The conversations through a real worker (started here), from empty stores."""
+    import json
+    import subprocess
+
+    from memq.workers import wiring
+    from memq.workers.client import parse_lines
+    from memq.workers.forget import forget_user
+
+    env = {**os.environ, "C_FORCE_ROOT": "1"}
+    worker = subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
+                               "--concurrency", "2", "-n", "bench@%h"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        started = time.perf_counter()
+        ids = []
+        for conv in convs:
+            forget_user(conv.user_id)  # a re-run starts from nothing (ledger included)
+            wiring.graph().delete_user(conv.user_id)
+            batches, errors = parse_lines(json.dumps(t, ensure_ascii=False)
+                                          for t in conv.turns)
+            assert not errors, errors[:3]
+            ids += client.enqueue(batches)
+        client.wait(ids, timeout=1800)
+        turns = sum(len(c.turns) for c in convs)
+        print(f"ingested {turns} turns of {len(convs)} conversations in "
+              f"{time.perf_counter() - started:.1f} s")
+    finally:
+        os.killpg(worker.pid, 15)
+        worker.wait(timeout=60)
+
+
+def bench_recall(args: argparse.Namespace) -> None:
+    """Recall of the answer-holding turns on our generated long conversations (two speakers,
+    English and Chinese, facts that change), memq's hybrid search against a plain BM25 over
+    the raw turns (Lucene, through the same Neo4j full-text index). Ingests through a real
+    worker with the offline extractor unless --no-ingest. Prints recall@5/10/20 and hit@10,
+    per language and overall, and the context block's size."""
+    os.environ.setdefault("MEMQ_REDIS_DB", "10")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from recall_corpus import corpus
+
+    from memq.workers import wiring
+    from memq.workers.api import Client
+    from memq.workers.lifecycle import search
+
+    convs = corpus(args.seed)
+    if args.conversations:
+        convs = convs[: args.conversations]
+    client = Client()
+    if not args.no_ingest:
+        _ingest_recall(convs, client)
+    now = datetime.now(UTC)
+    rows = {}
+    latencies = []
+    for lang in ("en", "zh", "all"):
+        chosen = [c for c in convs if lang in ("all", c.lang)]
+        qs = [(c.user_id, q, gold) for c in chosen for q, gold in c.questions]
+        if not qs:
+            continue
+        mem, bm25, golds = [], [], []
+        for user, q, gold in qs:
+            t0 = time.perf_counter()
+            mem.append(search(user, q, 20, now))
+            latencies.append(time.perf_counter() - t0)
+            bm25.append(wiring.graph().search_episodes(user, q, 20))
+            golds.append(gold)
+        rows[lang] = {name: [_score(r, golds, k) for k in (5, 10, 20)]
+                      for name, r in (("memq", mem), ("bm25", bm25))}
+        print(f"\n{lang}: {len(qs)} questions over {len(chosen)} conversations "
+              f"({sum(len(c.turns) for c in chosen)} turns)")
+        print(f"{'':>6} {'R@5':>6} {'R@10':>6} {'R@20':>6} {'hit@10':>7}")
+        for name, scores in rows[lang].items():
+            print(f"{name:>6} " + " ".join(f"{r:6.3f}" for r, _ in scores)
+                  + f" {scores[1][1]:7.3f}")
+    sizes = [len(client.context(c.user_id, q, max_tokens=args.max_tokens))
+             for c in convs for q, _ in c.questions[:10]]
+    lat = sorted(latencies)
+    print(f"\ncontext block (max_tokens={args.max_tokens}): mean {np.mean(sizes):.0f} chars, "
+          f"max {max(sizes)}")
+    print(f"search latency in-process: p50 {1000 * lat[len(lat) // 2]:.0f} ms, "
+          f"p95 {1000 * lat[int(len(lat) * 0.95)]:.0f} ms")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    allr = rows["all"]
+    print(f"summary recall10_memq={allr['memq'][1][0]:.3f} recall10_bm25={allr['bm25'][1][0]:.3f}"
+          f" hit10_memq={allr['memq'][1][1]:.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -117,6 +225,12 @@ def main() -> None:
     p.add_argument("--memories", type=int, default=10_000)
     p.add_argument("--keep", action="store_true")
     p.set_defaults(fn=bench_lifecycle)
+    p = sub.add_parser("recall")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--conversations", type=int, default=0, help="only the first N")
+    p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
+    p.add_argument("--max-tokens", type=int, default=800)
+    p.set_defaults(fn=bench_recall)
     args = ap.parse_args()
     args.fn(args)
 

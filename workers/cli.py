@@ -454,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     what = p.add_mutually_exclusive_group()
     what.add_argument("--requeue", nargs="+", metavar="DELIVERY",
                       help="publish these dead-lettered batches again")
-    what.add_argument("--requeue-all", action="store_true",
+    what.add_argument("--requeue-all", "--all", action="store_true", dest="requeue_all",
                       help="publish every dead-lettered batch again")
     what.add_argument("--clear", action="store_true", help="drop every dead letter")
     p.set_defaults(fn=cmd_deadletters)

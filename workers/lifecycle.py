@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from celery import Task
 
-from memq.pipeline import jobs, lifecycle
+from memq.pipeline import jobs, lifecycle, recall
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
 from memq.schemas import IngestBatch, Turn, turn_ref
@@ -145,21 +145,30 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------
 def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
            ) -> list[Hit]:
-    """Up to k memories, ranked by similarity x decay x confidence (the seeds' score), then up
-    to k episodes (raw turns, by similarity) as supporting context: the two scores are not on
-    one scale, so they are not interleaved. Superseded and archived memories are not recalled."""
-    chroma, p = wiring.chroma(), policy(wiring.settings())
+    """One ranked list of up to k memories and episodes (raw turns): memories by similarity x
+    decay x confidence, turns by similarity and by BM25, fused by reciprocal rank, each
+    under a relevance floor, turns that said what is no longer true demoted
+    (``pipeline.recall``). Superseded and archived memories are not recalled. ``record``:
+    the memories returned count as recalled (importance up, decay clock reset)."""
+    chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
     model = _user_model(user_id)
     vector = wiring.embedder_for(model).embed([query])[0]
-    neighbors = chroma.nearest(user_id, vector, model, max(k * 3, 20))
-    scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n.memory)
-                     for n in neighbors), key=lambda sm: -sm[0])[:k]
-    hits = [Hit(id=m.id, type="memory", content=m.content, score=score, event_at=m.valid_at,
-                created_at=m.created_at, source_turn_ids=m.source_turn_ids, kind=str(m.kind),
-                confidence=m.confidence, status=str(m.status)) for score, m in scored]
-    if record and scored:  # the memories recalled: the top k by the seeds' score
-        _record_recall(user_id, [m for _, m in scored], now)
-    return hits + chroma.search(user_id, vector, model, k)
+    wide = max(k * 3, 20)
+    neighbors = chroma.nearest(user_id, vector, model, wide)
+    scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n)
+                     for n in neighbors), key=lambda sn: -sn[0])
+    memories = [(Hit(id=n.memory.id, type="memory", content=n.memory.content, score=score,
+                     event_at=n.memory.valid_at, created_at=n.memory.created_at,
+                     source_turn_ids=n.memory.source_turn_ids, kind=str(n.memory.kind),
+                     confidence=n.memory.confidence, status=str(n.memory.status)),
+                 n.similarity) for score, n in scored]
+    hits = recall.fuse(memories, chroma.search(user_id, vector, model, wide),
+                       graph.search_episodes(user_id, query, wide), k,
+                       superseded=graph.superseded_sources(user_id))
+    recalled = {h.id for h in hits if h.type == "memory"}
+    if record and recalled:
+        _record_recall(user_id, [n.memory for _, n in scored if n.memory.id in recalled], now)
+    return hits
 
 
 def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:

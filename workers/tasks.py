@@ -194,6 +194,7 @@ def run_extract(delivery_id: str) -> None:
     _count_extract(len(turns), llm_before, wiring.llm_usage())
     if coord.is_forgotten(user, record.enqueued_at):  # forgotten while we wrote episodes
         wiring.chroma().delete_episodes(user, batch.refs())
+        wiring.graph().delete_episodes(user, batch.refs())
         coord.finish(user, [delivery_id])
         return
     found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,

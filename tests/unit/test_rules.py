@@ -291,7 +291,8 @@ def test_rule_table_is_data() -> None:
     assert isinstance(RULES, tuple) and len(RULES) >= 20
     predicates = {"role", "name", "lives_in", "works_at", "production_environment",
                   "reply_language", "answer_style", "likes", "dislikes", "cares_about", "uses",
-                  "prefers", "remembers"}
+                  "prefers", "remembers", "favourite", "allergic_to", "has_condition", "has_pet",
+                  "has_relative", "learns", "plans_trip_to", "drives"}
     assert {rule.predicate for rule in RULES} == predicates
     assert all(0.85 <= rule.confidence <= 0.95 for rule in RULES)
 
@@ -326,3 +327,41 @@ def test_instructions_come_only_from_the_agents_own_user() -> None:
 def test_what_the_assistant_says_is_nobodys_fact() -> None:
     assert RuleExtractor().extract([_said("You live in Lisbon. I live in Porto.", None,
                                           role="assistant")]) == []
+
+
+@pytest.mark.parametrize(("said", "memory", "triple"), [
+    ("Big news: we finally moved to Porto last weekend!", "The user lives in Porto.",
+     "lives_in:Porto"),
+    ("I just started a new job at Globex.", "The user works at Globex.", "works_at:Globex"),
+    ("I work at Acme Corp as a nurse.", "The user works at Acme Corp as nurse.",
+     "works_at:Acme Corp"),
+    ("Turns out I'm allergic to peanuts.", "The user is allergic to peanuts.",
+     "allergic_to:peanuts"),
+    ("I adopted a dog named Rex on Saturday.", "The user has a dog named Rex.", "has_pet:Rex"),
+    ("My sister Elena is coming to visit next week.", "The user's sister is Elena.",
+     "has_relative:Elena"),
+    ("I love all cheeses, but gouda is my favourite.",
+     "The user's favourite among cheeses is gouda.", "favourite:gouda"),
+    ("I switched from Evernote to Obsidian for my notes.",
+     "The user uses Obsidian (switched from Evernote).", "uses:Obsidian"),
+    ("I sold my Golf and bought a Tesla.", "The user drives a Tesla.", "drives:Tesla"),
+    ("告诉你个好消息，我们上周末终于搬到杭州了！", "用户住在杭州。", "lives_in:杭州"),
+    ("我刚刚入职了星辰软件。", "用户在星辰软件工作。", "works_at:星辰软件"),
+    ("原来我对花生过敏。", "用户对花生过敏。", "allergic_to:花生"),
+    ("所有的茶我都喜欢，但龙井是我的最爱。", "用户最喜欢的茶是龙井。", "favourite:龙井"),
+    ("我计划四月去日本旅行。", "用户计划四月去日本旅行。", "plans_trip_to:日本"),
+])
+def test_changes_family_health_events_and_favourites(said: str, memory: str,
+                                                     triple: str) -> None:
+    (found,) = RuleExtractor().extract([_said(said, None)])
+    assert found.content == memory
+    assert [f"{t.predicate}:{t.object}" for t in found.triples] == [triple]
+
+
+@pytest.mark.parametrize("chat", [
+    "My friend wants to move to a new city too.", "My commute to work took forever.",
+    "I finally finished that book you recommended.", "我朋友也想搬到新城市。",
+    "We moved into a new flat.", "I joined the gym.", "My sister is so annoying.",
+])
+def test_small_talk_near_those_patterns_yields_nothing(chat: str) -> None:
+    assert RuleExtractor().extract([_said(chat, None)]) == []

@@ -18,11 +18,11 @@ from typing import Any
 import neo4j
 import neo4j.exceptions as nx
 
-from memq.pipeline import ids
+from memq.pipeline import ids, recall
 from memq.pipeline.check import GraphMemory
 from memq.pipeline.errors import StaleVersion, TransientError
-from memq.pipeline.ports import SlotHolder, UserVersion
-from memq.schemas import AuditEntry, StoredMemory
+from memq.pipeline.ports import Hit, SlotHolder, UserVersion
+from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
 
 @cache
@@ -242,6 +242,50 @@ class Neo4jGraph:
                 lambda tx: tx.run(cypher("delete_user"), user_id=user_id).single()
             )
         return int(record["deleted"]) if record else 0
+
+    # -- episodes: raw turns for BM25 (the full-text index memq_episode_text) -------------------
+    def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
+                     now: datetime) -> int:
+        if not turns:
+            return 0
+        key = recall.user_key(user_id)
+        rows = []
+        for t in turns:
+            ref = turn_ref(session_id, t.turn_id)
+            rows.append({"id": ids.episode_id(user_id, ref), "props": {
+                "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
+                "text": t.content, "role": t.role, "speaker": t.speaker,
+                "event_at": t.timestamp, "created_at": now}})
+        self.ensure_schema()
+        with _transient(), self._session() as session:
+            session.execute_write(lambda tx: tx.run(cypher("add_episodes"),
+                                                    episodes=rows).consume())
+        return len(rows)
+
+    def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
+        wanted = [ids.episode_id(user_id, ref) for ref in refs]
+        if not wanted:
+            return 0
+        self.ensure_schema()
+        with _transient(), self._session() as session:
+            record = session.execute_write(lambda tx: tx.run(
+                cypher("delete_episodes"), user_id=user_id, ids=wanted).single())
+        return int(record["n"]) if record else 0
+
+    def search_episodes(self, user_id: str, query: str, k: int) -> list[Hit]:
+        """Up to k of the user's raw turns by BM25 (Lucene); none for a query of no words."""
+        lucene = recall.lucene_query(user_id, query)
+        if lucene is None:
+            return []
+        rows = self._read("episode_text", user_id=user_id, query=lucene, k=k)
+        return [Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
+                    event_at=_native(r["event_at"]), created_at=_native(r["created_at"]),
+                    source_turn_ids=[r["ref"]], role=r["role"], speaker=r["speaker"])
+                for r in rows]
+
+    def superseded_sources(self, user_id: str) -> set[str]:
+        """Turn refs that said what is no longer true (sources of superseded memories)."""
+        return {r["ref"] for r in self._read("superseded_sources", user_id=user_id)}
 
     # -- forgetting (workers.forget) -----------------------------------------------------------
     @staticmethod

@@ -24,6 +24,11 @@ MATCH (m:Memory {user_id: $user_id})
 CALL { WITH m DETACH DELETE m } IN TRANSACTIONS OF 2000 ROWS
 RETURN count(*) AS n;
 
+// 3b. The user's episodes (raw turns kept for BM25 recall).
+MATCH (e:Episode {user_id: $user_id})
+CALL { WITH e DETACH DELETE e } IN TRANSACTIONS OF 5000 ROWS
+RETURN count(*) AS n;
+
 // 4. Audit entries become tombstones: only the listed properties are kept. Counted only when
 //    they still held something.
 MATCH (a:Audit {user_id: $user_id})

@@ -10,3 +10,11 @@ CREATE INDEX memq_fact_memory IF NOT EXISTS FOR ()-[r:FACT]-() ON (r.memory_id);
 CREATE INDEX memq_memory_hash IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.content_hash);
 CREATE INDEX memq_memory_version IF NOT EXISTS FOR (m:Memory) ON (m.user_id, m.version);
 CREATE INDEX memq_audit_batch IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.batch_id)
+;
+CREATE CONSTRAINT memq_episode_id IF NOT EXISTS FOR (e:Episode) REQUIRE e.id IS UNIQUE;
+CREATE INDEX memq_episode_user IF NOT EXISTS FOR (e:Episode) ON (e.user_id);
+// BM25 over the raw turns (Lucene), per user: user_key is one token (a hash of the user id)
+// that every query requires. The cjk analyzer splits Chinese into bigrams and English into
+// lower-cased words.
+CREATE FULLTEXT INDEX memq_episode_text IF NOT EXISTS FOR (e:Episode) ON EACH [e.text, e.user_key]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}

@@ -1,0 +1,6 @@
+// BM25 over one user's raw turns: $query already requires the user's key (Neo4jGraph).
+CALL db.index.fulltext.queryNodes('memq_episode_text', $query, {limit: $k})
+YIELD node, score
+WHERE node.user_id = $user_id
+RETURN node.id AS id, node.text AS text, node.role AS role, node.speaker AS speaker,
+       node.ref AS ref, node.event_at AS event_at, node.created_at AS created_at, score

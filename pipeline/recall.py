@@ -1,0 +1,68 @@
+"""Hybrid recall, pure: one ranked list of memories and episodes from three rankings.
+
+* memories by the seeds' score (similarity × decay × confidence), those under a similarity
+  floor left out: a memory that is merely the nearest of a few is not relevant;
+* episodes (raw turns) by embedding similarity, under a floor left out too;
+* episodes by BM25 (Lucene's, through Neo4j's full-text index: :func:`lucene_query`).
+
+They are fused by reciprocal rank (RRF: Σ 1/(K + rank) over the lists an item is in), so
+scores on different scales never meet. A turn that said what is no longer true (the source
+of a superseded memory) is demoted, so the current fact comes first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+
+from memq.pipeline.ports import Hit
+
+RRF_K = 60
+MAX_TERMS = 64
+_TERMS = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Floors:
+    memory: float = 0.35  # MiniLM cosine: relevant memories measured 0.5-0.65, noise 0.06-0.25
+    episode: float = 0.3
+    superseded_factor: float = 0.5  # a turn whose statement was superseded
+
+
+def user_key(user_id: str) -> str:
+    """One token under any analyzer (letters and digits), unique per user: every BM25 query
+    requires it, so one user's search never ranks another's turns."""
+    return "u" + hashlib.sha256(user_id.encode()).hexdigest()[:30]
+
+
+def lucene_query(user_id: str, text: str) -> str | None:
+    """A Lucene query for ``text`` within the user's turns, or None if it has no words. Only
+    word characters pass (no operator, wildcard or field syntax from user text), lower-cased
+    (AND, OR, NOT are words here)."""
+    terms = [t.lower() for t in _TERMS.findall(text)][:MAX_TERMS]
+    if not terms:
+        return None
+    return f"+user_key:{user_key(user_id)} +text:({' '.join(terms)})"
+
+
+def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
+         bm25_episodes: Sequence[Hit], k: int, *, floors: Floors = Floors(),
+         superseded: Collection[str] = ()) -> list[Hit]:
+    """Top ``k`` of the fused ranking. ``memories``: (hit, similarity) ordered by the seeds'
+    score; ``dense_episodes``: by similarity (the hit's score); ``bm25_episodes``: by BM25.
+    Each returned hit's score is its fused score."""
+    fused: dict[str, float] = {}
+    hits: dict[str, Hit] = {}
+    kept_memories = [h for h, similarity in memories if similarity >= floors.memory]
+    kept_dense = [h for h in dense_episodes if h.score >= floors.episode]
+    for ranking in (kept_memories, kept_dense, list(bm25_episodes)):
+        for rank, hit in enumerate(ranking, start=1):
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
+            hits.setdefault(hit.id, hit)
+    for hit_id, hit in hits.items():
+        if hit.type == "episode" and set(hit.source_turn_ids) & set(superseded):
+            fused[hit_id] *= floors.superseded_factor
+    order = sorted(fused, key=lambda i: (-fused[i], hits[i].type != "memory", i))[:k]
+    return [replace(hits[i], score=round(fused[i], 6)) for i in order]

@@ -1,0 +1,50 @@
+"""Hybrid recall's pure parts: the Lucene query a user's text becomes, and rank fusion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memq.pipeline.ports import Hit
+from memq.pipeline.recall import Floors, fuse, lucene_query, user_key
+
+AT = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _hit(hit_id: str, kind: str = "episode", score: float = 0.5, ref: str = "s/t") -> Hit:
+    return Hit(id=hit_id, type=kind, content=hit_id, score=score, event_at=AT,  # type: ignore[arg-type]
+               created_at=AT, source_turn_ids=[ref])
+
+
+def test_user_text_cannot_change_the_query() -> None:
+    q = lucene_query("u1", 'where: "Maria" AND (works*) OR NOT user_key:u0 ~2 \\ -x')
+    assert q == (f"+user_key:{user_key('u1')} +text:(where maria and works or not user_key u0"
+                 " 2 x)")
+    assert lucene_query("u1", "?? !! --") is None
+    assert "上海工作" in (lucene_query("u1", "李娜在上海工作吗？") or "")
+
+
+def test_user_keys_are_one_token_and_differ() -> None:
+    assert user_key("a").isalnum() and user_key("a") != user_key("b")
+
+
+def test_fusion_rewards_agreement_and_applies_floors() -> None:
+    both = _hit("e-both", score=0.6)
+    hits = fuse([(_hit("m-near", "memory"), 0.62), (_hit("m-noise", "memory"), 0.2)],
+                [both, _hit("e-weak", score=0.1)],
+                [_hit("e-bm25"), both], k=10)
+    ids = [h.id for h in hits]
+    assert ids[0] == "e-both"  # in two rankings
+    assert "m-noise" not in ids and "e-weak" not in ids  # under the floors
+    assert set(ids) == {"e-both", "m-near", "e-bm25"}
+    assert hits[0].score > hits[1].score
+
+
+def test_superseded_turns_come_after_current_ones() -> None:
+    old, new = _hit("e-old", score=0.7, ref="s1/t1"), _hit("e-new", score=0.6, ref="s2/t1")
+    hits = fuse([], [old, new], [old, new], k=2, superseded={"s1/t1"})
+    assert [h.id for h in hits] == ["e-new", "e-old"]
+
+
+def test_k_bounds_the_one_list() -> None:
+    eps = [_hit(f"e{i}", score=0.9) for i in range(30)]
+    assert len(fuse([], eps, [], k=5, floors=Floors())) == 5
