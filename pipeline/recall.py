@@ -44,7 +44,8 @@ def lucene_query(user_id: str, text: str) -> str | None:
     terms = [t.lower() for t in _TERMS.findall(text)][:MAX_TERMS]
     if not terms:
         return None
-    return f"+user_key:{user_key(user_id)} +text:({' '.join(terms)})"
+    words = " ".join(terms)
+    return f"+user_key:{user_key(user_id)} +(text:({words}) speaker:({words}))"
 
 
 def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],

@@ -17,8 +17,8 @@ def _hit(hit_id: str, kind: str = "episode", score: float = 0.5, ref: str = "s/t
 
 def test_user_text_cannot_change_the_query() -> None:
     q = lucene_query("u1", 'where: "Maria" AND (works*) OR NOT user_key:u0 ~2 \\ -x')
-    assert q == (f"+user_key:{user_key('u1')} +text:(where maria and works or not user_key u0"
-                 " 2 x)")
+    words = "where maria and works or not user_key u0 2 x"
+    assert q == f"+user_key:{user_key('u1')} +(text:({words}) speaker:({words}))"
     assert lucene_query("u1", "?? !! --") is None
     assert "上海工作" in (lucene_query("u1", "李娜在上海工作吗？") or "")
 

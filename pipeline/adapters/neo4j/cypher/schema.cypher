@@ -14,7 +14,9 @@ CREATE INDEX memq_audit_batch IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.batch
 CREATE CONSTRAINT memq_episode_id IF NOT EXISTS FOR (e:Episode) REQUIRE e.id IS UNIQUE;
 CREATE INDEX memq_episode_user IF NOT EXISTS FOR (e:Episode) ON (e.user_id);
 // BM25 over the raw turns (Lucene), per user: user_key is one token (a hash of the user id)
-// that every query requires. The cjk analyzer splits Chinese into bigrams and English into
-// lower-cased words.
-CREATE FULLTEXT INDEX memq_episode_text IF NOT EXISTS FOR (e:Episode) ON EACH [e.text, e.user_key]
+// that every query requires; the speaker's name is searchable with the text ("where does
+// Maria work?"). The cjk analyzer splits Chinese into bigrams and English into lower-cased
+// words.
+CREATE FULLTEXT INDEX memq_episode_text IF NOT EXISTS FOR (e:Episode)
+  ON EACH [e.text, e.user_key, e.speaker]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}
