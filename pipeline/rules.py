@@ -51,12 +51,15 @@ class Rule:
     importance: float
     object_template: str = "{obj}"
     reject: re.Pattern[str] | None = None  # objects this rule must not take
+    # a second fact in the same sentence: (predicate, object template, group it needs)
+    also: tuple[tuple[str, str, str], ...] = ()
 
 
 def _rule(pattern: str, kind: Kind, predicate: str, template: str, confidence: float,
-          importance: float, object_template: str = "{obj}", reject: str | None = None) -> Rule:
+          importance: float, object_template: str = "{obj}", reject: str | None = None,
+          also: tuple[tuple[str, str, str], ...] = ()) -> Rule:
     return Rule(re.compile(pattern, re.I), kind, predicate, template, confidence, importance,
-                object_template, re.compile(reject, re.I) if reject else None)
+                object_template, re.compile(reject, re.I) if reject else None, also)
 
 
 _P, _F, _I, _R = Kind.PROFILE, Kind.FACT, Kind.INSTRUCTION, Kind.PREFERENCE
@@ -68,18 +71,64 @@ _STYLES = r"short|brief|concise|terse|succinct|detailed|simple|formal|casual"
 _LANGS = r"中文|汉语|英文|英语|日语|日文|韩语|法语|德语|西班牙语"
 
 RULES: tuple[Rule, ...] = (
-    # English: statements of change, family, health and events first (more specific)
+    # English: names, statements of change, family, health and events first (specific)
+    _rule(r"(?:I'm|I am|it's|this is|my name is) (?P<obj>(?-i:[A-Z])[a-z]+)(?: again| here)?",
+          _P, "name", "The user's name is {Obj}.", 0.9, 0.8, "{Obj}",
+          reject=r"(?:sorry|fine|good|back|done|here|ok|okay|not|so|just|still|also|really)$"),
+    _rule(r"(?:I'm|I am) (?:an?|the) (?P<role>[a-z][\w -]*?) (?:at|for|with) "
+          r"(?P<obj>(?-i:[A-Z])[\w&.' -]+)", _P, "works_at",
+          "The user works at {obj} as {role}.", 0.9, 0.7, also=(("role", "{role}", "role"),)),
+    _rule(r"(?:I'm|I am) (?:an?|the) (?P<role>[a-z][\w -]*?) based in "
+          r"(?P<obj>(?-i:[A-Z])[\w -]+)", _P, "role", "The user is {role} based in {obj}.",
+          0.9, 0.7, "{role}", also=(("lives_in", "{obj}", "obj"),)),
+    _rule(r"(?:(?:so )?I got the job!* )?I(?:'m| am) (?:now |officially )*(?:an?|the) "
+          r"(?P<role>[\w -]+?) at (?P<obj>(?-i:[A-Z])[\w&.' -]+)", _P, "works_at",
+          "The user works at {obj} as {role}.", 0.9, 0.7, also=(("role", "{role}", "role"),)),
+    _rule(r"(?:I(?:'ve| have) |I )?(?:just )?start(?:ed|ing) at (?P<obj>(?-i:[A-Z])[\w&.' -]+?)"
+          r"(?: as (?:an? |the )?(?P<role>[\w -]+?))?(?: (?:on|next|this|in) \w+)?",
+          _P, "works_at", "The user works at {obj}.", 0.9, 0.7,
+          also=(("role", "{role}", "role"),)),
+    _rule(r"I(?:'ve| have) been (?:at|with) (?P<obj>(?-i:[A-Z])[\w&.' -]+?) for (?:about |almost "
+          r"|over |nearly |around )?\w+ (?:years?|months?)(?: now)?",
+          _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
+    _rule(r"I left (?P<old>.+?) and (?:joined|moved to|started at) (?P<obj>(?-i:[A-Z]).+)",
+          _P, "works_at", "The user works at {obj}.", 0.9, 0.7),
+    _rule(r"(?:so )?I quit (?P<old>.+?)(?:\. | and )now I(?:'m| am) at (?P<obj>(?-i:[A-Z]).+)",
+          _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
+    _rule(r"now I(?:'m| am) at (?P<obj>(?-i:[A-Z])[\w&.' -]+?)(?: and .*)?",
+          _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
     _rule(r"I love (?:all|every|most)(?: kinds of| types of| sorts of)? (?P<cats>[^,]+), but"
           r" (?P<obj>.+?) (?:is|are) (?:my|the) (?:absolute )?favou?rites?",
           _R, "favourite", "The user's favourite among {cats} is {obj}.", 0.9, 0.7),
-    _rule(r"(?:my )?favou?rite (?P<cat>\w+(?: \w+)?) (?:is|are) (?P<obj>.+)",
+    _rule(r"(?:my )?favou?rite (?P<cat>[\w ]+?) (?:is|are) (?P<obj>.+)",
           _R, "favourite", "The user's favourite {cat} is {obj}.", 0.9, 0.7,
           reject=r"(?:not|probably|maybe)\b"),
+    _rule(r"(?P<obj>[\w' -]+?) (?:is|are) my (?:absolute )?favou?rite(?: (?P<cat>[\w ]+?))?"
+          r"(?: in the world| of all time| ever| hands down)*",
+          _R, "favourite", "The user's favourite {cat} is {obj}.", 0.85, 0.7,
+          reject=r"(?:it|this|that|which|what|who|he|she|they|you)$"),
+    _rule(r"(?P<obj>[\w' -]+?) is something I(?: really| truly| genuinely)* care(?: deeply| a lot)?"
+          r" about", _R, "cares_about", "The user cares about {obj}.", 0.85, 0.6),
+    _rule(r"(?P<obj>[\w' -]+?) matters? (?:a lot |so much |deeply )?to me(?: .*)?",
+          _R, "cares_about", "The user cares about {obj}.", 0.85, 0.6,
+          reject=r"(?:it|this|that|nothing|everything)$"),
+    _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|already|officially))*"
+          r" (?:moved|relocated)(?: in)?(?: (?:in)?to (?:a|an|our|my) (?:new )?(?:place|flat"
+          r"|apartment|house|home|condo)) in (?P<obj>(?-i:[A-Z]).+)",
+          _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7),
     _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|already|officially))*"
           r" (?:moved|relocated) (?:to|into) (?P<obj>.+)",
           _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7,
           reject=r"(?:a |an |the |my |our )?(?:new )?(?:place|flat|apartment|house|home|office"
           r"|room|desk)\b"),
+    _rule(r"I (?:finally |just )?(?:got|bought|found|rented) (?:my own|a|our|a new) (?:place"
+          r"|flat|apartment|house|home|condo) in (?P<obj>(?-i:[A-Z]).+)",
+          _P, "lives_in", "The user lives in {obj}.", 0.85, 0.7),
+    _rule(r"(?:.*\b)?we closed on (?:the|a|our) (?:new )?(?:house|home|place|flat|condo) in "
+          r"(?P<obj>(?-i:[A-Z])[\w -]+?)(?:,.*| so .*)?", _P, "lives_in",
+          "The user lives in {obj}.", 0.85, 0.7),
+    _rule(r"(?:.*\b)?we(?:'re| are) (?:now )?in (?P<obj>(?-i:[A-Z])[\w -]+?)(?: now)?"
+          r"(?:,? moved .*)?", _P, "lives_in", "The user lives in {obj}.", 0.85, 0.7),
     _rule(r"I(?:'ve| have)?(?: (?:just|recently|finally|now|officially))* (?:started|began|got)"
           r" (?:a |my )?(?:new )?(?:job|position|role|working) (?:at|with|for) (?P<obj>.+)",
           _P, "works_at", "The user works at {obj}.", 0.9, 0.7),
@@ -88,35 +137,86 @@ RULES: tuple[Rule, ...] = (
           reject=r"(?:a |the |my )?(?:gym|club|team|class|course|group|call|meeting|chat)\b"),
     _rule(r"I(?:'m| am)?(?: currently| now)? (?:work|working) (?:at|for) (?P<obj>.+?) as"
           r" (?:an? |the )?(?P<role>.+)",
-          _P, "works_at", "The user works at {obj} as {role}.", 0.9, 0.7),
-    _rule(r"(?:it )?(?:turns out |apparently )?I(?:'m| am)(?: (?:very|severely|slightly|also))*"
-          r" allergic to (?P<obj>.+)", _F, "allergic_to", "The user is allergic to {obj}.",
-          0.9, 0.8),
-    _rule(r"I(?:'ve| have)? (?:been )?diagnosed with (?P<obj>.+)",
-          _F, "has_condition", "The user has {obj}.", 0.9, 0.8),
-    _rule(r"I (?:just |finally )?(?:adopted|got|rescued|bought) (?:a|an|another) (?:new )?"
-          r"(?P<animal>dog|puppy|cat|kitten|rabbit|hamster|parrot|bird|horse|turtle|fish)"
-          r" (?:named|called) (?P<obj>[^\s,.!]+)(?: .*)?",
+          _P, "works_at", "The user works at {obj} as {role}.", 0.9, 0.7,
+          also=(("role", "{role}", "role"),)),
+    _rule(r"(?:it )?(?:turns out |apparently )?I(?:'m| am)(?: (?:very|severely|slightly|also"
+          r"|seriously))* allergic to (?P<obj>.+)", _F, "allergic_to",
+          "The user is allergic to {obj}.", 0.9, 0.8),
+    _rule(r"I (?:was|(?:'ve|have) been|got) diagnosed with (?P<obj>.+?)(?: as a (?:kid|child"
+          r"|teen(?:ager)?)| \w+ years? ago| last \w+| in \d{4})?", _F, "has_condition",
+          "The user has {obj}.", 0.9, 0.8),
+    _rule(r"I(?:'ve| have)?(?: got| have)? (?P<obj>(?:type [12] )?diabetes|asthma|adhd|add"
+          r"|celiac disease|coeliac disease|crohn's disease|migraines|epilepsy|arthritis|eczema"
+          r"|psoriasis|depression|anxiety|ibs|high blood pressure|hypertension|autism|dyslexia"
+          r"|tinnitus|insomnia|sleep apnea|a heart condition)(?:\b.*)?", _F, "has_condition",
+          "The user has {obj}.", 0.9, 0.8),
+    _rule(r"I suffer from (?P<obj>.+)", _F, "has_condition", "The user has {obj}.", 0.85, 0.8),
+    _rule(r"I(?:'m| am) (?P<obj>lactose intolerant|gluten intolerant|diabetic|asthmatic"
+          r"|colou?r ?blind)", _F, "has_condition", "The user is {obj}.", 0.9, 0.8),
+    _rule(r"(?:I|we) (?:just |finally )?(?:adopted|got|rescued|bought) (?:a|an|another|two|our"
+          r" first) (?:new )?(?:[\w-]+ )?(?P<animal>dog|puppy|cat|kitten|rabbit|hamster|parrot"
+          r"|bird|horse|turtle|fish)s? (?:named|called) (?P<obj>[^\s,.!]+)(?: .*)?",
           _F, "has_pet", "The user has a {animal} named {obj}.", 0.9, 0.7, "{obj}"),
+    _rule(r"(?:.*\b)?(?:my|our) (?:[\w-]+ )?(?P<animal>dog|puppy|cat|kitten|rabbit|hamster"
+          r"|parrot|bird|horse|turtle) (?P<obj>(?-i:[A-Z])[a-z]+)(?: .*)?",
+          _F, "has_pet", "The user has a {animal} named {obj}.", 0.85, 0.7, "{obj}"),
     _rule(r"my (?P<rel>sister|brother|mother|mom|mum|father|dad|daughter|son|wife|husband"
           r"|partner|girlfriend|boyfriend|cousin|aunt|uncle|grandma|grandmother|grandpa"
-          r"|grandfather)(?:'s name is|,)? (?P<obj>[A-Z][a-z]+)(?: .*)?",
-          _F, "has_relative", "The user's {rel} is {obj}.", 0.85, 0.7, "{obj}",
-          reject=r"(?:is|was|and|has|had|just|will|would|can|thinks|says)$"),
-    _rule(r"I(?:'ve| have)? (?:been |started )?learning(?: to play| how to play| to)? (?:the )?"
-          r"(?P<obj>.+?)(?: for (?:a few|several|two|three|some|many) \w+)?",
+          r"|grandfather)(?:'s name is|,)? (?P<obj>(?-i:[A-Z])[a-z]+)(?: .*)?",
+          _F, "has_relative", "The user's {rel} is {obj}.", 0.85, 0.7, "{obj}"),
+    _rule(r"I(?:'ve| have|'m| am)? ?(?:been |started |just started )?learning(?: to play| how to"
+          r" play| to speak| to)? (?:the )?(?P<obj>.+?)(?: for (?:a few|several|two|three|some"
+          r"|many) \w+| this year| slowly but surely)?", _F, "learns",
+          "The user is learning {obj}.", 0.85, 0.5),
+    _rule(r"I(?:'m| am) taking (?P<obj>[\w ]+?) (?:classes|lessons|courses?)(?: .*)?",
           _F, "learns", "The user is learning {obj}.", 0.85, 0.5),
-    _rule(r"I(?:'m| am) (?:planning|going|hoping) (?:a trip |to travel |to go |on a trip )?"
-          r"to (?P<obj>[A-Z][\w ]*?) (?:in|on|next|this) (?P<when>[\w ]+)",
+    _rule(r"(?:I(?:'m| am)|we(?:'re| are)) (?:planning|going|hoping) (?:a trip |to travel |to go "
+          r"|on a trip )?to (?P<obj>(?-i:[A-Z])[\w ]*?) (?:in|on|next|this) (?P<when>[\w ]+)",
           _F, "plans_trip_to", "The user plans a trip to {obj} in {when}.", 0.85, 0.6,
           "{obj}"),
-    _rule(r"I(?:'m| am) planning a trip to (?P<obj>.+)",
+    _rule(r"(?:I(?:'m| am)|we(?:'re| are)) planning a trip to (?P<obj>(?-i:[A-Z])[\w ]*?)"
+          r"(?: (?:this|next|in) .*| to .*)?", _F, "plans_trip_to",
+          "The user plans a trip to {obj}.", 0.85, 0.6),
+    _rule(r"(?:(?:I(?:'m| am)|we(?:'re| are)) )?(?:flying|heading|travell?ing|off) to "
+          r"(?P<obj>(?-i:[A-Z])[\w ]*?)(?: (?:in|on|next|this|for|tomorrow) .*)?",
           _F, "plans_trip_to", "The user plans a trip to {obj}.", 0.85, 0.6),
-    _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now))* switched from (?P<old>.+?)"
-          r" to (?P<obj>.+?)(?: for (?P<what>.+))?",
-          _F, "uses", "The user uses {obj} (switched from {old}).", 0.9, 0.6, "{obj}"),
+    _rule(r"(?:I |we )?(?:just )?booked (?:flights?|tickets?|a trip|a flight) to "
+          r"(?P<obj>(?-i:[A-Z])[\w ]*?)(?: (?:for|in|on|next) .*)?",
+          _F, "plans_trip_to", "The user plans a trip to {obj}.", 0.85, 0.6),
+    _rule(r"(?:we|I|our (?:whole )?team|my team)(?:'ve| have)?(?: (?:just|recently|finally|now"
+          r"|all))* (?:switched|migrated|moved)(?: over)? from (?P<old>.+?) to (?P<obj>.+?)"
+          r"(?: for (?P<what>.+))?", _F, "uses", "The user uses {obj} (switched from {old}).",
+          0.9, 0.6, "{obj}"),
+    _rule(r"(?:we|I|our (?:whole )?team|my team)(?:'ve| have)?(?: (?:just|recently|finally|now"
+          r"|all))* (?:switched|migrated|moved)(?: over)? to (?P<obj>.+?)(?: from (?P<old>.+))?",
+          _F, "uses", "The user uses {obj}.", 0.9, 0.6, "{obj}"),
+    _rule(r"(?:we|I)(?: (?:just|finally|recently))* (?:ditched|dropped|replaced) (?P<old>.+?)"
+          r" (?:for|with) (?P<obj>.+)", _F, "uses", "The user uses {obj} (instead of {old}).",
+          0.9, 0.6, "{obj}"),
+    _rule(r"I(?:'ve| have) moved on from (?P<old>.+?), it's all (?P<obj>.+?) for me(?: now)?",
+          _F, "uses", "The user uses {obj} (instead of {old}).", 0.85, 0.6, "{obj}"),
+    _rule(r"(?:we|I)(?:'ve| have) been using (?P<obj>.+?)(?: for .*| since .*)?",
+          _F, "uses", "The user uses {obj}.", 0.85, 0.5),
     _rule(r"I sold my (?P<old>.+?) and bought (?:a|an) (?:new )?(?P<obj>.+)",
           _F, "drives", "The user drives {a} {obj}.", 0.85, 0.5),
+    _rule(r"(?:just )?traded in (?:the |my )?(?:old )?(?P<old>.+?) for (?:a|an) (?:new )?"
+          r"(?P<obj>.+)", _F, "drives", "The user drives {a} {obj}.", 0.85, 0.5),
+    _rule(r"I drive (?:a|an) (?:old |new |used )?(?P<obj>.+?)(?: that .*| so .*)?",
+          _F, "drives", "The user drives {a} {obj}.", 0.85, 0.5),
+    _rule(r"my car(?:'s| is) (?:a|an) (?:\d{4} )?(?P<obj>.+)",
+          _F, "drives", "The user drives {a} {obj}.", 0.85, 0.5),
+    _rule(r"(?:please )?(?:answer|reply|respond|write) in (?P<obj>bullet points|short"
+          r" paragraphs|plain english|one sentence)", _I, "answer_style",
+          "The user wants answers in {obj}.", 0.85, 0.9),
+    _rule(r"(?:please )?keep (?:your )?(?:answers|replies|responses) (?P<obj>short|brief|concise"
+          r"|simple)(?: please)?", _I, "answer_style", "The user wants {obj} answers.",
+          0.85, 0.9),
+    _rule(r"(?:please )?(?:answer|reply|respond|write)(?: to me)? in (?P<obj>English|Spanish|French"
+          r"|German|Italian|Portuguese|Dutch|Chinese|Japanese|Korean|Russian|Arabic|Hindi)"
+          r"(?: (?:please|from now on|going forward))*", _I, "reply_language",
+          "The user wants replies in {Obj}.", 0.9, 0.9, "{Obj}"),
+    _rule(r"I(?:'m| am)(?: really| so| very| totally)* into (?P<obj>.+)",
+          _R, "likes", "The user likes {obj}.", 0.85, 0.6, reject=r"(?:it|that|this)$"),
     # English: general
     _rule(r"I(?:'m| am) not (?:(?:a )?(?:big |huge )?fan of|into) (?P<obj>.+)",
           _R, "dislikes", "The user dislikes {obj}.", 0.85, 0.6),
@@ -170,31 +270,67 @@ RULES: tuple[Rule, ...] = (
           r"|note(?: that|:))[:,]? (?P<obj>.+)", _I, "remembers", "{Obj}.", 0.95, 0.9, "{Obj}"),
     _rule(r"(?:please )?(?P<adv>always|never) (?P<obj>.+)", _I, "remembers",
           "The user wants the assistant to {adv} {obj}.", 0.85, 0.9, "{adv} {obj}"),
-    # Chinese: statements of change, family, health and events first
+    # Chinese: names, statements of change, family, health and events first
+    _rule(r"我是(?P<obj>[\u4e00-\u9fff]{2,3})[，,](?:叫我|你可以叫我).*", _P, "name",
+          "用户叫{obj}。", 0.9, 0.8),
     _rule(r"所有的?(?P<cats>.+?)我都(?:喜欢|爱)[，,]?(?:但|不过)(?P<obj>.+?)是我(?:的)?最(?:爱|喜欢的)",
+          _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
+    _rule(r"(?P<cats>[^，,]+?)我都(?:爱吃|喜欢|爱)[，,]?(?:但|不过)?最喜欢的(?:还是|是)(?P<obj>.+)",
           _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
     _rule(r"我最喜欢的(?P<cat>.+?)是(?P<obj>.+)", _R, "favourite", "用户最喜欢的{cat}是{obj}。",
           0.9, 0.7),
-    _rule(r"我们?(?:上周末?|上个月|最近|刚刚?|终于|已经)*(?:搬到|搬去|搬家到)了?(?P<obj>.+)",
+    _rule(r"我们?(?:上周末?|上个月|最近|刚刚?|终于|已经|去年)*(?:从(?P<old>[^，,]+?))?(?:搬到|搬去"
+          r"|搬家到)了?(?P<obj>[^，,]+)(?:[，,].*)?",
           _P, "lives_in", "用户住在{obj}。", 0.9, 0.7, reject=r"新家|新房子|公司"),
+    _rule(r"我在(?P<obj>[^，,]+?)住了.*", _P, "lives_in", "用户住在{obj}。", 0.85, 0.7),
     _rule(r"我(?:刚刚?|最近|已经|正式)*(?:入职了?|加入了|跳槽到了?)(?P<obj>.+)",
           _P, "works_at", "用户在{obj}工作。", 0.9, 0.7),
-    _rule(r"我在(?P<obj>.+?)(?:上班|工作)[，,]是(?:一名|一个|一位)?(?P<role>.+)",
-          _P, "works_at", "用户在{obj}工作，是{role}。", 0.9, 0.7),
-    _rule(r"(?:原来)?我对(?P<obj>.+?)过敏", _F, "allergic_to", "用户对{obj}过敏。", 0.9, 0.8),
-    _rule(r"我.{0,4}(?:领养|收养|养|买)了一[只条头匹](?P<animal>.+?)[，,]?(?:叫|名叫|名字叫)(?P<obj>.+)",
-          _F, "has_pet", "用户有一只{animal}，叫{obj}。", 0.9, 0.7),
+    _rule(r"我离开了(?P<old>.+?)[，,](?:加入了|入职了|去了)(?P<obj>.+)",
+          _P, "works_at", "用户在{obj}工作。", 0.9, 0.7),
+    _rule(r"我在(?P<obj>[^，,]+?)(?:上班|工作)[，,](?:是(?:一名|一个|一位)?|做)(?P<role>.+)",
+          _P, "works_at", "用户在{obj}工作，是{role}。", 0.9, 0.7,
+          also=(("role", "{role}", "role"),)),
+    _rule(r".*?我(?:就|一直|现在|目前)*在(?P<obj>[^，,]+?)(?:上班|工作|任职)(?:[，,].*)?",
+          _P, "works_at", "用户在{obj}工作。", 0.85, 0.7),
+    _rule(r"(?:原来)?我对(?P<obj>[^，,]+?)过敏(?:[，,].*)?", _F, "allergic_to", "用户对{obj}过敏。",
+          0.9, 0.8),
+    _rule(r".*?我(?:被)?(?:诊断出|确诊了?)(?:有|患有|得了)?(?P<obj>[^，,]+)(?:[，,].*)?",
+          _F, "has_condition", "用户患有{obj}。", 0.9, 0.8),
+    _rule(r"我(?:从小就?|一直)?(?:有|患有|得了)(?P<obj>(?:轻度|重度|慢性)?(?:哮喘|糖尿病|高血压|抑郁症|焦虑症"
+          r"|鼻炎|偏头痛|胃病|湿疹|失眠|心脏病|乳糖不耐受))(?:[，,].*)?", _F, "has_condition",
+          "用户患有{obj}。", 0.9, 0.8),
+    _rule(r"我.{0,4}(?:领养|收养|养|买)了一[只条头匹](?P<animal>.+?)[，,]?(?:叫|名叫|名字叫)(?P<obj>[^，,]+)"
+          r"(?:[，,].*)?", _F, "has_pet", "用户有一只{animal}，叫{obj}。", 0.9, 0.7),
+    _rule(r"(?:我们家|我家|我)(?:有|养了)(?:一|两|三)?[只条](?P<animal>.+?)(?:叫|名叫)"
+          r"(?P<obj>[^，,]+)(?:[，,].*)?", _F, "has_pet", "用户有一只{animal}，叫{obj}。",
+          0.9, 0.7),
+    _rule(r"我养了(?:一|两|三|几)[只条](?P<obj>[^，,]+)(?:[，,].*)?", _F, "has_pet",
+          "用户养了{obj}。", 0.85, 0.7),
+    _rule(r"我的?(?P<rel>妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|女儿|儿子|妻子|老婆|丈夫|老公|表妹|表哥)叫"
+          r"(?P<obj>[\u4e00-\u9fff]{1,4})", _F, "has_relative", "用户的{rel}叫{obj}。", 0.9, 0.7),
     _rule(r"我的?(?P<rel>妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|女儿|儿子|妻子|老婆|丈夫|老公|表妹|表哥)"
-          r"(?P<obj>[\u4e00-\u9fff]{1,3}?)(?:下周|明天|最近|要|会|来|在|是).*",
+          r"(?P<obj>[\u4e00-\u9fff]{2,3}?)(?=这|下|明|最|要|会|来|在|是|今|上|过|每|也|都|刚|已).*",
           _F, "has_relative", "用户的{rel}叫{obj}。", 0.85, 0.7),
-    _rule(r"我(?:这几个月|最近|一直|正在|开始)*(?:在)?学(?:习)?(?P<obj>.+)",
-          _F, "learns", "用户在学{obj}。", 0.85, 0.5, reject=r"校|生|会|到|了"),
-    _rule(r"我(?:计划|打算|准备)(?P<when>.+?)去(?P<obj>.+?)(?:旅行|旅游|玩)",
-          _F, "plans_trip_to", "用户计划{when}去{obj}旅行。", 0.85, 0.6),
+    _rule(r"(?:今年|最近|这几个月|这学期)?我(?:这几个月|最近|一直|正在|开始)*(?:在)?学(?:习)?"
+          r"(?P<obj>[^，,]+)(?:[，,].*)?", _F, "learns", "用户在学{obj}。", 0.85, 0.5,
+          reject=r"校|生|会|到|了"),
+    _rule(r"我(?:计划|打算|准备)(?P<when>[^，,]+?)去(?P<obj>[^，,]+?)(?:旅行|旅游|玩|出差)?",
+          _F, "plans_trip_to", "用户计划{when}去{obj}。", 0.85, 0.6),
+    _rule(r"我(?P<when>下个?月|下周|明年|[一二三四五六七八九十]+月份?|[0-9]+月份?)要?去(?P<obj>[^，,]+?)"
+          r"(?:旅行|旅游|出差|玩.*)?", _F, "plans_trip_to", "用户{when}去{obj}。", 0.85, 0.6),
     _rule(r"我(?:们)?(?P<what>.*?)从(?P<old>.+?)(?:换成|换到|切换到|迁移到)了?(?P<obj>.+)",
           _F, "uses", "用户{what}改用{obj}（之前用{old}）。", 0.9, 0.6, "{obj}"),
     _rule(r"我把(?P<old>.+?)卖了[，,]买了一辆(?P<obj>.+)", _F, "drives", "用户开{obj}。",
           0.85, 0.5),
+    _rule(r"我(?:开的是|开着|刚换了|换了|刚买了|买了)一辆(?P<obj>[^，,]+)", _F, "drives",
+          "用户开{obj}。", 0.85, 0.5),
+    _rule(r"(?:请)?(?:回答|回复)(?:的时候)?(?:请)?(?:尽量)?(?P<obj>简洁|简短|详细|简单)(?:一[点些])?.*",
+          _I, "answer_style", "用户希望回答{obj}。", 0.85, 0.9),
+    _rule(r"(?:线上|生产)(?:服务器|环境|机器)(?:现在|目前|都)*(?:跑在|运行在|部署在|用的是)(?P<obj>.+?)上?",
+          _F, "production_environment", "用户的生产环境是{obj}。", 0.9, 0.8),
+    _rule(r"我们(?:组|团队|公司)(?:最近|现在|已经)*(?:开始)?(?:用|使用)(?P<obj>[^，,了]+)了?",
+          _F, "uses", "用户的团队使用{obj}。", 0.85, 0.5),
+    _rule(r"帮我记住[:：,，\s]*(?P<obj>.+)", _I, "remembers", "{obj}。", 0.95, 0.9),
     # Chinese: general
     _rule(r"我(?:其实|现在|目前)?是(?:一[个名位]|个|名)?(?P<obj>.+)", _P, "role", "用户是{obj}。",
           0.9, 0.8, reject=r"说|不|在|从|想|觉得|问|指|因为|为了|来|去|真的|刚|要|会|有|被|对"
@@ -351,12 +487,15 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
             or (rule.reject is not None and rule.reject.match(obj))):
         return None
     obj = _third_person(obj, zh=zh, lead=rule.template.startswith("{Obj}"))
-    values = {k: v.lower() if k in _LOWER else v
-              for k, v in match.groupdict().items() if v and k != "obj"}
+    values = {k: (v.lower() if k in _LOWER else v) if v else ""  # unmatched optional: ""
+              for k, v in match.groupdict().items() if k != "obj"}
     values.update(obj=obj, Obj=obj[:1].upper() + obj[1:], a=_article(obj))
     target, content = rule.object_template.format(**values), rule.template.format(**values)
     if len(content) < 3:
         return None
+    triples = [(rule.predicate, target)] + [
+        (predicate, template.format(**values).strip(_STRIP)) for predicate, template, needs
+        in rule.also if values.get(needs)]
     subject = "user"
     if turn.speaker:  # a named person: the memory is about them, in their name
         if rule.kind == Kind.INSTRUCTION:
@@ -365,8 +504,8 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     return CandidateMemory(
         content=content, kind=rule.kind, importance=rule.importance,
         confidence=min(rule.confidence, HEDGED_CONFIDENCE) if hedged else rule.confidence,
-        entities=[target], triples=[Triple(subject=subject, predicate=rule.predicate,
-                                           object=target)],
+        entities=[o for _, o in triples],
+        triples=[Triple(subject=subject, predicate=p, object=o) for p, o in triples],
         source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
@@ -400,7 +539,7 @@ class RuleExtractor:
                 candidate = next((c for rule in self.rules
                                   if (c := _apply(rule, clause, turn, hedged)) is not None), None)
                 if candidate is not None:
-                    (t,) = candidate.triples
+                    t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate
         return list(found.values())

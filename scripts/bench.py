@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import sys
 import time
 import uuid
@@ -215,6 +216,64 @@ def bench_recall(args: argparse.Namespace) -> None:
           f" hit10_memq={allr['memq'][1][1]:.3f}")
 
 
+_PERSON = re.compile(r"\b(?:the user's|the user|user's|i'm|i am|i|my|is|am)\b|用户|我的|我")
+
+
+def _same_object(got: str, want: str) -> bool:
+    """Case, punctuation and person aside ("The user is off on Fridays" = "I'm off on
+    Fridays": remembered things are rewritten in the third person), or one in the other."""
+    def norm(x: str) -> str:
+        x = _PERSON.sub(" ", x.casefold())
+        return re.sub(r"[\s.,!?;:'\"“”‘’。，！？；：]+", " ", x).strip()
+
+    a, b = norm(got), norm(want)
+    return bool(a and b) and (a == b or b in a or a in b)
+
+
+def bench_extract(args: argparse.Namespace) -> None:
+    """Precision and recall of the offline extractor on the hand-labelled set
+    (tests/data/extraction_labelled.jsonl: 345 turns, English and Chinese, 45% small talk
+    that must yield nothing, labelled without looking at the rules). A fact counts when
+    predicate and object (case and punctuation aside, or one containing the other) agree."""
+    import json
+    from pathlib import Path
+
+    from memq.pipeline.rules import RuleExtractor
+    from memq.schemas import Turn
+
+    path = Path(__file__).resolve().parents[1] / "tests" / "data" / "extraction_labelled.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    extractor = RuleExtractor()
+    stats: dict[str, list[int]] = {}  # lang -> [true positives, extracted, expected]
+    misses: list[str] = []
+    for row in rows:
+        turn = Turn(turn_id="t1", role="user", content=row["content"],
+                    timestamp="2026-11-20T10:00:00Z")
+        got = [(t.predicate, t.object) for c in extractor.extract([turn])
+               if c.confidence >= 0.7 for t in c.triples]
+        want = [(e["predicate"], e["object"]) for e in row["expected"]]
+        hits = sum(any(p == wp and _same_object(o, wo) for p, o in got) for wp, wo in want)
+        right = sum(any(p == wp and _same_object(o, wo) for wp, wo in want) for p, o in got)
+        for lang in (row["lang"], "all"):
+            s = stats.setdefault(lang, [0, 0, 0, 0])
+            s[0] += hits
+            s[1] += len(got)
+            s[2] += len(want)
+            s[3] += right
+        if args.verbose and (right < len(got) or hits < len(want)):
+            misses.append(f"{row['id']}: {row['content'][:70]!r} want {want} got {got}")
+    print(f"{'':>4} {'turns':>6} {'precision':>10} {'recall':>8} {'extracted':>10} "
+          f"{'expected':>9}")
+    for lang, (hits, got, want, right) in stats.items():
+        turns = len(rows) if lang == "all" else sum(r["lang"] == lang for r in rows)
+        print(f"{lang:>4} {turns:>6} {right / max(got, 1):10.3f} {hits / max(want, 1):8.3f} "
+              f"{got:>10} {want:>9}")
+    for line in misses:
+        print(line)
+    hits, got, want, right = stats["all"]
+    print(f"summary precision={right / max(got, 1):.3f} recall={hits / max(want, 1):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -225,6 +284,9 @@ def main() -> None:
     p.add_argument("--memories", type=int, default=10_000)
     p.add_argument("--keep", action="store_true")
     p.set_defaults(fn=bench_lifecycle)
+    p = sub.add_parser("extract")
+    p.add_argument("--verbose", action="store_true", help="print every turn not fully right")
+    p.set_defaults(fn=bench_extract)
     p = sub.add_parser("recall")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--conversations", type=int, default=0, help="only the first N")

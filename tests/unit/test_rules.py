@@ -334,7 +334,7 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
      "lives_in:Porto"),
     ("I just started a new job at Globex.", "The user works at Globex.", "works_at:Globex"),
     ("I work at Acme Corp as a nurse.", "The user works at Acme Corp as nurse.",
-     "works_at:Acme Corp"),
+     "works_at:Acme Corp|role:nurse"),
     ("Turns out I'm allergic to peanuts.", "The user is allergic to peanuts.",
      "allergic_to:peanuts"),
     ("I adopted a dog named Rex on Saturday.", "The user has a dog named Rex.", "has_pet:Rex"),
@@ -349,13 +349,16 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
     ("我刚刚入职了星辰软件。", "用户在星辰软件工作。", "works_at:星辰软件"),
     ("原来我对花生过敏。", "用户对花生过敏。", "allergic_to:花生"),
     ("所有的茶我都喜欢，但龙井是我的最爱。", "用户最喜欢的茶是龙井。", "favourite:龙井"),
-    ("我计划四月去日本旅行。", "用户计划四月去日本旅行。", "plans_trip_to:日本"),
+    ("我计划四月去日本旅行。", "用户计划四月去日本。", "plans_trip_to:日本"),
+    ("我在腾讯工作，做后端开发。", "用户在腾讯工作，是后端开发。", "works_at:腾讯|role:后端开发"),
+    ("I'm a pediatric nurse at Mercy General.", "The user works at Mercy General as pediatric "
+     "nurse.", "works_at:Mercy General|role:pediatric nurse"),
 ])
 def test_changes_family_health_events_and_favourites(said: str, memory: str,
                                                      triple: str) -> None:
     (found,) = RuleExtractor().extract([_said(said, None)])
     assert found.content == memory
-    assert [f"{t.predicate}:{t.object}" for t in found.triples] == [triple]
+    assert [f"{t.predicate}:{t.object}" for t in found.triples] == triple.split("|")
 
 
 @pytest.mark.parametrize("chat", [
