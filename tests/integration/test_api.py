@@ -180,6 +180,9 @@ def test_http_api_end_to_end(api: tuple[str, Path], user_id: str) -> None:
     hits = httpx.post(f"{base}/v1/search", json={"user_id": user_id,
                                                  "query": "what OS is production on?"}).json()
     assert hits[0]["type"] == "memory" and "Ubuntu" in hits[0]["content"]
+    turns = [h["content"] for h in hits if h["type"] == "episode"]
+    assert turns.index("We migrated production to Ubuntu 22.04.") < turns.index(
+        "Our production servers run CentOS 7.")  # the superseded statement comes after
     block = httpx.post(f"{base}/v1/context", json={"user_id": user_id, "query": "production OS",
                                                    "max_tokens": 200}).json()["context"]
     assert "Ubuntu 22.04" in block and len(block) <= 800

@@ -51,3 +51,19 @@ def test_two_speakers_keep_their_facts_apart(worker: Worker, user_id: str) -> No
     assert hits[0]["content"] == "Maria works at Acme Corp."
     speakers = {h["content"]: h.get("speaker") for h in hits if h["type"] == "episode"}
     assert speakers.get("I work at Acme Corp.") == "Maria"
+
+
+def test_search_finds_a_rare_word_by_bm25_and_keeps_users_apart(worker: Worker,
+                                                                 user_id: str) -> None:
+    other = f"{user_id}-other"
+    lines = [_line(user_id, "s1", f"t{i}", f"2026-10-01T09:0{i}:00Z", text, None)
+             for i, text in enumerate(["Ugh, what a week.", "The cabin wifi code is kumquat4711.",
+                                       "Anyway, how are you?"], start=1)]
+    lines.append(_line(other, "s1", "t1", "2026-10-01T09:00:00Z",
+                       "My code is kumquat4711 too.", None))
+    memq("enqueue", "-", stdin="\n".join(lines) + "\n")
+    wait_done()
+    hits = memq_json("search", "--user", user_id, "--k", "3", "kumquat4711")
+    assert hits[0]["content"] == "The cabin wifi code is kumquat4711."
+    assert all("too" not in h["content"] for h in hits)  # never another user's turn
+    assert memq_json("search", "--user", user_id, "--k", "3", "?!") is not None  # no words
