@@ -7,7 +7,9 @@
 
 They are fused by reciprocal rank (RRF: Σ 1/(K + rank) over the lists an item is in), so
 scores on different scales never meet. A turn that said what is no longer true (the source
-of a superseded memory) is demoted, so the current fact comes first.
+of a superseded memory) is demoted, so the current fact comes first; so is what the
+assistant said. A memory counts its source turns' BM25 rank as its own (it is those turns,
+distilled).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Floors:
     memory: float = 0.35  # MiniLM cosine: relevant memories measured 0.5-0.65, noise 0.06-0.25
     episode: float = 0.3
     superseded_factor: float = 0.5  # a turn whose statement was superseded
+    assistant_factor: float = 0.7  # what the assistant said is weaker evidence than the user
 
 
 def user_key(user_id: str) -> str:
@@ -62,8 +65,19 @@ def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
         for rank, hit in enumerate(ranking, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
+    # A memory is its source turns distilled: their BM25 evidence is its evidence too.
+    bm25_rank: dict[str, int] = {}
+    for rank, hit in enumerate(bm25_episodes, start=1):
+        for ref in hit.source_turn_ids:
+            bm25_rank.setdefault(ref, rank)
+    for hit in kept_memories:
+        ranks = [bm25_rank[r] for r in hit.source_turn_ids if r in bm25_rank]
+        if ranks:
+            fused[hit.id] += 1.0 / (RRF_K + min(ranks))
     for hit_id, hit in hits.items():
         if hit.type == "episode" and set(hit.source_turn_ids) & set(superseded):
             fused[hit_id] *= floors.superseded_factor
+        if hit.type == "episode" and hit.role == "assistant":
+            fused[hit_id] *= floors.assistant_factor
     order = sorted(fused, key=lambda i: (-fused[i], hits[i].type != "memory", i))[:k]
     return [replace(hits[i], score=round(fused[i], 6)) for i in order]

@@ -47,7 +47,7 @@ def test_two_speakers_keep_their_facts_apart(worker: Worker, user_id: str) -> No
     current = {m["content"] for m in memq_json("memories", "--user", user_id)}
     assert current == {"Maria works at Acme Corp.", "Tom works at Initech.",
                        "Maria lives in Lisbon."}
-    hits = memq_json("search", "--user", user_id, "--k", "3", "where does Maria work?")
+    hits = memq_json("search", "--user", user_id, "--k", "6", "where does Maria work?")
     assert hits[0]["content"] == "Maria works at Acme Corp."
     speakers = {h["content"]: h.get("speaker") for h in hits if h["type"] == "episode"}
     assert speakers.get("I work at Acme Corp.") == "Maria"

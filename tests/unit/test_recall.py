@@ -28,10 +28,11 @@ def test_user_keys_are_one_token_and_differ() -> None:
 
 
 def test_fusion_rewards_agreement_and_applies_floors() -> None:
-    both = _hit("e-both", score=0.6)
-    hits = fuse([(_hit("m-near", "memory"), 0.62), (_hit("m-noise", "memory"), 0.2)],
-                [both, _hit("e-weak", score=0.1)],
-                [_hit("e-bm25"), both], k=10)
+    both = _hit("e-both", score=0.6, ref="s/1")
+    hits = fuse([(_hit("m-near", "memory", ref="s/2"), 0.62),
+                 (_hit("m-noise", "memory", ref="s/3"), 0.2)],
+                [both, _hit("e-weak", score=0.1, ref="s/4")],
+                [_hit("e-bm25", ref="s/5"), both], k=10)
     ids = [h.id for h in hits]
     assert ids[0] == "e-both"  # in two rankings
     assert "m-noise" not in ids and "e-weak" not in ids  # under the floors
@@ -48,3 +49,12 @@ def test_superseded_turns_come_after_current_ones() -> None:
 def test_k_bounds_the_one_list() -> None:
     eps = [_hit(f"e{i}", score=0.9) for i in range(30)]
     assert len(fuse([], eps, [], k=5, floors=Floors())) == 5
+
+
+def test_a_memory_shares_its_source_turns_bm25_evidence() -> None:
+    memory = _hit("m", "memory", ref="s1/t1")
+    source = _hit("e-source", ref="s1/t1")
+    said = Hit(id="e-assistant", type="episode", content="You work at Initech.", score=0.31,
+               event_at=AT, created_at=AT, source_turn_ids=["s1/t9"], role="assistant")
+    hits = fuse([(memory, 0.73)], [said, source], [source, said], k=3)
+    assert [h.id for h in hits][:2] == ["m", "e-source"]
