@@ -40,7 +40,7 @@ def user_key(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode()).hexdigest()[:30]
 
 
-def lucene_query(user_id: str, text: str) -> str | None:
+def lucene_query(user_id: str, text: str, *, field: str = "text") -> str | None:
     """A Lucene query for ``text`` within the user's turns, or None if it has no words. Only
     word characters pass (no operator, wildcard or field syntax from user text), lower-cased
     (AND, OR, NOT are words here)."""
@@ -48,20 +48,22 @@ def lucene_query(user_id: str, text: str) -> str | None:
     if not terms:
         return None
     words = " ".join(terms)
+    if field != "text":  # memories: their content (a memory names its person)
+        return f"+user_key:{user_key(user_id)} +{field}:({words})"
     return f"+user_key:{user_key(user_id)} +(text:({words}) speaker:({words}))"
 
 
 def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
          bm25_episodes: Sequence[Hit], k: int, *, floors: Floors = Floors(),
-         superseded: Collection[str] = ()) -> list[Hit]:
+         superseded: Collection[str] = (), bm25_memories: Sequence[Hit] = ()) -> list[Hit]:
     """Top ``k`` of the fused ranking. ``memories``: (hit, similarity) ordered by the seeds'
-    score; ``dense_episodes``: by similarity (the hit's score); ``bm25_episodes``: by BM25.
-    Each returned hit's score is its fused score."""
+    score; ``dense_episodes``: by similarity (the hit's score); ``bm25_episodes`` and
+    ``bm25_memories``: by BM25. Each returned hit's score is its fused score."""
     fused: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     kept_memories = [h for h, similarity in memories if similarity >= floors.memory]
     kept_dense = [h for h in dense_episodes if h.score >= floors.episode]
-    for ranking in (kept_memories, kept_dense, list(bm25_episodes)):
+    for ranking in (kept_memories, kept_dense, list(bm25_episodes), list(bm25_memories)):
         for rank, hit in enumerate(ranking, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
@@ -70,7 +72,7 @@ def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
     for rank, hit in enumerate(bm25_episodes, start=1):
         for ref in hit.source_turn_ids:
             bm25_rank.setdefault(ref, rank)
-    for hit in kept_memories:
+    for hit in {h.id: h for h in [*kept_memories, *bm25_memories]}.values():
         ranks = [bm25_rank[r] for r in hit.source_turn_ids if r in bm25_rank]
         if ranks:
             fused[hit.id] += 1.0 / (RRF_K + min(ranks))

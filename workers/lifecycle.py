@@ -162,12 +162,22 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                      source_turn_ids=n.memory.source_turn_ids, kind=str(n.memory.kind),
                      confidence=n.memory.confidence, status=str(n.memory.status)),
                  n.similarity) for score, n in scored]
+    lexical = [(m, lifecycle.recall_score(1.0, m, now, p))
+               for m, _ in graph.search_memories(user_id, query, wide)]
+    bm25_memories = [Hit(id=m.id, type="memory", content=m.content, score=weight,
+                         event_at=m.valid_at, created_at=m.created_at,
+                         source_turn_ids=m.source_turn_ids, kind=str(m.kind),
+                         confidence=m.confidence, status=str(m.status))
+                     for m, weight in lexical if weight > 0]
     hits = recall.fuse(memories, chroma.search(user_id, vector, model, wide),
                        graph.search_episodes(user_id, query, wide), k,
-                       superseded=graph.superseded_sources(user_id))
+                       superseded=graph.superseded_sources(user_id),
+                       bm25_memories=bm25_memories)
     recalled = {h.id for h in hits if h.type == "memory"}
     if record and recalled:
-        _record_recall(user_id, [n.memory for _, n in scored if n.memory.id in recalled], now)
+        _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},
+                                              **{m.id: m for m, _ in lexical}}.values()
+                                 if m.id in recalled], now)
     return hits
 
 

@@ -58,3 +58,11 @@ def test_a_memory_shares_its_source_turns_bm25_evidence() -> None:
                event_at=AT, created_at=AT, source_turn_ids=["s1/t9"], role="assistant")
     hits = fuse([(memory, 0.73)], [said, source], [source, said], k=3)
     assert [h.id for h in hits][:2] == ["m", "e-source"]
+
+
+def test_memories_found_by_bm25_alone_are_ranked_too() -> None:
+    lexical = _hit("m-bm25", "memory", ref="s/9")
+    hits = fuse([], [], [], k=3, bm25_memories=[lexical])
+    assert [h.id for h in hits] == ["m-bm25"]
+    assert lucene_query("u1", "李娜住在哪里", field="content") == (
+        f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")

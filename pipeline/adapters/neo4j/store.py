@@ -53,6 +53,7 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "expires_at": m.expires_at, "last_accessed_at": m.last_accessed_at,
         "derived_from": m.derived_from, "consolidated_into": m.consolidated_into,
         "entities": m.entities, "content_hash": ids.content_hash(m.content),
+        "user_key": recall.user_key(m.user_id),  # the BM25 index's per-user token
         "triples_json": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
     }
     triple_ids = [ids.triple_id(m.id, t.subject, t.predicate, t.object) for t in m.triples]
@@ -78,7 +79,7 @@ def _audit_row(entry: AuditEntry, seq: int) -> dict[str, Any]:
     return {"id": entry.id, "props": props}
 
 
-_NOT_MEMORY = {"triples_json", "content_hash", "version", "_lock"}
+_NOT_MEMORY = {"triples_json", "content_hash", "version", "_lock", "user_key"}
 
 
 def stored_memory(props: dict[str, Any]) -> StoredMemory:
@@ -282,6 +283,14 @@ class Neo4jGraph:
                     event_at=_native(r["event_at"]), created_at=_native(r["created_at"]),
                     source_turn_ids=[r["ref"]], role=r["role"], speaker=r["speaker"])
                 for r in rows]
+
+    def search_memories(self, user_id: str, query: str, k: int) -> list[tuple[StoredMemory, float]]:
+        """Up to k of the user's current memories by BM25, with their scores."""
+        lucene = recall.lucene_query(user_id, query, field="content")
+        if lucene is None:
+            return []
+        rows = self._read("memory_text", user_id=user_id, query=lucene, k=k)
+        return [(stored_memory(r["m"]), float(r["score"])) for r in rows]
 
     def superseded_sources(self, user_id: str) -> set[str]:
         """Turn refs that said what is no longer true (sources of superseded memories)."""

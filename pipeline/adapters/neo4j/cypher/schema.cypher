@@ -20,3 +20,7 @@ CREATE INDEX memq_episode_user IF NOT EXISTS FOR (e:Episode) ON (e.user_id);
 CREATE FULLTEXT INDEX memq_episode_text IF NOT EXISTS FOR (e:Episode)
   ON EACH [e.text, e.user_key, e.speaker]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}
+;
+// BM25 over memories too (current ones are filtered at query time), per user as above.
+CREATE FULLTEXT INDEX memq_memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.user_key]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}
