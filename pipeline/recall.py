@@ -30,7 +30,7 @@ _TERMS = re.compile(r"\w+", re.UNICODE)
 class Floors:
     memory: float = 0.35  # MiniLM cosine: relevant memories measured 0.5-0.65, noise 0.06-0.25
     episode: float = 0.3
-    superseded_factor: float = 0.5  # a turn whose statement was superseded
+    superseded_factor: float = 0.6  # a superseded memory, a turn whose statement was superseded
     assistant_factor: float = 0.7  # what the assistant said is weaker evidence than the user
 
 
@@ -77,7 +77,8 @@ def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
         if ranks:
             fused[hit.id] += 1.0 / (RRF_K + min(ranks))
     for hit_id, hit in hits.items():
-        if hit.type == "episode" and set(hit.source_turn_ids) & set(superseded):
+        if ((hit.type == "episode" and set(hit.source_turn_ids) & set(superseded))
+                or (hit.type == "memory" and hit.status == "superseded")):
             fused[hit_id] *= floors.superseded_factor
         if hit.type == "episode" and hit.role == "assistant":
             fused[hit_id] *= floors.assistant_factor

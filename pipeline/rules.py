@@ -241,7 +241,9 @@ RULES: tuple[Rule, ...] = (
     _rule(r"I(?: really| also| generally| usually| just| strongly| do)* prefer (?P<obj>.+)",
           _R, "prefers", "The user prefers {obj}.", 0.9, 0.6),
     _rule(r"I(?: really| also| just| absolutely| truly| do)* (?:like|love|enjoy|adore) (?P<obj>.+)",
-          _R, "likes", "The user likes {obj}.", 0.9, 0.6),
+          _R, "likes", "The user likes {obj}.", 0.9, 0.6,
+          reject=r"(?:this|that|the) time of (?:the )?(?:year|day|week)|it (?:when|here|there)"
+          r"|(?:this|that|it)$|(?:you|your)\b|(?:this|that) (?:idea|plan|one)"),
     _rule(rf"(?:(?:our|my|the) )?{_PROD} (?:(?:is|are) (?:now |currently |still )?(?:running"
           rf"(?: on)?|on|using)|(?:now |currently |still )?runs?(?: on)?|(?:now |currently )?"
           rf"uses?|(?:has|have)(?: now)?(?: been)? {_MOVED} to|(?:was|were|got) {_MOVED} to"
@@ -347,7 +349,7 @@ RULES: tuple[Rule, ...] = (
     _rule(r"我(?:还是|一般|通常)?(?:更喜欢|更偏好|偏好|偏爱|更倾向于|倾向于)(?P<obj>.+)",
           _R, "prefers", "用户更喜欢{obj}。", 0.9, 0.6),
     _rule(r"我(?:很|非常|特别|真的|也|还|比较|最|挺|超)*(?:喜欢|热爱|爱)(?P<obj>.+)",
-          _R, "likes", "用户喜欢{obj}。", 0.9, 0.6),
+          _R, "likes", "用户喜欢{obj}。", 0.9, 0.6, reject=r"这个季节|这个时候|你|这|那"),
     _rule(r"(?:我们)?(?:已经|刚刚?)?把?(?:我们)?的?生产(?:环境|服务器|机器)(?:现在|目前|已经|都)*"
           r"(?:用的是|跑在|运行在|部署在|(?:迁移|迁|换|切换|升级|搬)(?:到|成)了?|是|用|在)(?P<obj>.+?)上?",
           _F, "production_environment", "用户的生产环境是{obj}。", 0.9, 0.8,

@@ -162,7 +162,7 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                      source_turn_ids=n.memory.source_turn_ids, kind=str(n.memory.kind),
                      confidence=n.memory.confidence, status=str(n.memory.status)),
                  n.similarity) for score, n in scored]
-    lexical = [(m, lifecycle.recall_score(1.0, m, now, p))
+    lexical = [(m, lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
                for m, _ in graph.search_memories(user_id, query, wide)]
     bm25_memories = [Hit(id=m.id, type="memory", content=m.content, score=weight,
                          event_at=m.valid_at, created_at=m.created_at,
@@ -173,7 +173,7 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                        graph.search_episodes(user_id, query, wide), k,
                        superseded=graph.superseded_sources(user_id),
                        bm25_memories=bm25_memories)
-    recalled = {h.id for h in hits if h.type == "memory"}
+    recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
     if record and recalled:
         _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},
                                               **{m.id: m for m, _ in lexical}}.values()

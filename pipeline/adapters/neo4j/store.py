@@ -285,7 +285,7 @@ class Neo4jGraph:
                 for r in rows]
 
     def search_memories(self, user_id: str, query: str, k: int) -> list[tuple[StoredMemory, float]]:
-        """Up to k of the user's current memories by BM25, with their scores."""
+        """Up to k of the user's current and superseded memories by BM25, with scores."""
         lucene = recall.lucene_query(user_id, query, field="content")
         if lucene is None:
             return []

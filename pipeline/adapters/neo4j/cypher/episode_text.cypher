@@ -1,5 +1,5 @@
 // BM25 over one user's raw turns: $query already requires the user's key (Neo4jGraph).
-CALL db.index.fulltext.queryNodes('memq_episode_text', $query, {limit: $k})
+CALL db.index.fulltext.queryNodes('memq_episode_bm25', $query, {limit: $k})
 YIELD node, score
 WHERE node.user_id = $user_id
 RETURN node.id AS id, node.text AS text, node.role AS role, node.speaker AS speaker,

@@ -1,5 +1,6 @@
-// BM25 over one user's current memories: $query already requires the user's key.
-CALL db.index.fulltext.queryNodes('memq_memory_text', $query, {limit: $k})
+// BM25 over one user's memories, current and superseded (history: "where did she live
+// before?"; superseded ones rank lower); $query already requires the user's key.
+CALL db.index.fulltext.queryNodes('memq_memory_bm25', $query, {limit: $k})
 YIELD node, score
-WHERE node.user_id = $user_id AND node.status = 'current'
+WHERE node.user_id = $user_id AND node.status IN ['current', 'superseded']
 RETURN node AS m, score

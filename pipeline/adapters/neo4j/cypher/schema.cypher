@@ -13,14 +13,14 @@ CREATE INDEX memq_audit_batch IF NOT EXISTS FOR (a:Audit) ON (a.user_id, a.batch
 ;
 CREATE CONSTRAINT memq_episode_id IF NOT EXISTS FOR (e:Episode) REQUIRE e.id IS UNIQUE;
 CREATE INDEX memq_episode_user IF NOT EXISTS FOR (e:Episode) ON (e.user_id);
-// BM25 over the raw turns (Lucene), per user: user_key is one token (a hash of the user id)
-// that every query requires; the speaker's name is searchable with the text ("where does
-// Maria work?"). The cjk analyzer splits Chinese into bigrams and English into lower-cased
-// words.
-CREATE FULLTEXT INDEX memq_episode_text IF NOT EXISTS FOR (e:Episode)
+// BM25 (Lucene) over the raw turns and the memories, per user: user_key is one token (a
+// hash of the user id) that every query requires; a turn's speaker is searchable with its
+// text ("where does Maria work?"). The english analyzer stems English ("visiting" finds
+// "visit") and splits Chinese into single characters, which BM25 weighs by rarity.
+DROP INDEX memq_episode_text IF EXISTS;
+DROP INDEX memq_memory_text IF EXISTS;
+CREATE FULLTEXT INDEX memq_episode_bm25 IF NOT EXISTS FOR (e:Episode)
   ON EACH [e.text, e.user_key, e.speaker]
-  OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}
-;
-// BM25 over memories too (current ones are filtered at query time), per user as above.
-CREATE FULLTEXT INDEX memq_memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.user_key]
-  OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+CREATE FULLTEXT INDEX memq_memory_bm25 IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.user_key]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}
