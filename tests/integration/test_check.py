@@ -73,7 +73,9 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     # (d) the Ubuntu Memory node is gone from the graph
     assert _write(graph, "MATCH (m:Memory {id: $id}) DETACH DELETE m RETURN count(*) AS n",
                   id=mid[UBUNTU]) == 1
-    assert not _searchable(user_id, mid[PM], "what is the user's job?")
+    # Still found: search also ranks memories by BM25 over the graph (the state of record),
+    # which a lost vector record does not touch; check names the drift all the same.
+    assert _searchable(user_id, mid[PM], "what is the user's job?")
 
     rc, out = _check("--user", user_id)
     assert rc == 1
