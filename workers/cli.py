@@ -479,9 +479,9 @@ def _one_line(exc: BaseException) -> tuple[str, int]:
         return f"bad setting MEMQ_{str(e['loc'][0]).upper()}: {msg}", 2
     if isinstance(exc, redis.RedisError):
         from memq.workers import wiring  # noqa: PLC0415
-        from memq.workers.ops import _mask_url  # noqa: PLC0415
+        from memq.workers.ops import mask_url  # noqa: PLC0415
 
-        return (f"cannot reach Redis at {_mask_url(wiring.settings().redis_url)} ({text}); "
+        return (f"cannot reach Redis at {mask_url(wiring.settings().redis_url)} ({text}); "
                 "start it (scripts/services up) or set MEMQ_REDIS_URL", 3)
     if isinstance(exc, TransientError):
         return f"{text}; is the service up? (memq doctor checks each one)", 3

@@ -43,8 +43,9 @@ class ContextRequest(BaseModel):
     k: int = Field(default=10, ge=1, le=100)
 
 
-def _unavailable(exc: Exception) -> HTTPException:
-    return HTTPException(503, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+def _one_line(exc: Exception) -> str:
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}"
 
 
 def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
@@ -55,7 +56,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     @app.exception_handler(TransientError)
     @app.exception_handler(redis.RedisError)
     async def _down(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": _unavailable(exc).detail}, status_code=503)
+        return JSONResponse({"detail": _one_line(exc)}, status_code=503)
 
     @app.exception_handler(PermanentError)
     async def _permanent(_: Request, exc: Exception) -> JSONResponse:

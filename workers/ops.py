@@ -48,7 +48,7 @@ def _redis(s: Settings) -> str:
                                   socket_connect_timeout=PING_TIMEOUT_S)
     client.ping()
     aof = client.config_get("appendonly").get("appendonly", "?")
-    return f"{_mask_url(s.redis_url)} (appendonly {aof})"
+    return f"{mask_url(s.redis_url)} (appendonly {aof})"
 
 
 def _neo4j(s: Settings) -> str:
@@ -131,7 +131,7 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     return fatal, warnings
 
 
-def _mask_url(url: str) -> str:
+def mask_url(url: str) -> str:
     """redis://user:secret@host -> redis://user:***@host."""
     scheme, sep, rest = url.partition("://")
     if "@" not in rest:
@@ -151,7 +151,7 @@ def configuration(s: Settings | None = None) -> dict[str, Any]:
             secret = value.get_secret_value() if isinstance(value, SecretStr) else value
             out[key] = "***" if secret and secret != "unused" else None
         elif isinstance(value, str) and "://" in value:
-            out[key] = _mask_url(value)
+            out[key] = mask_url(value)
         else:
             out[key] = value
     return out
