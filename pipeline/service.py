@@ -101,6 +101,10 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, threshold
     # Superseded memories are near too: look wider, keep the current ones.
     near = ports.memories.similar(user_id, [i.vector for i in items], model_id,
                                   max(4 * thresholds.neighbors, 20))
+    # which are current: ids only; then whole memories for the few a plan can use
+    current = ports.graph.current_ids(user_id, sorted({mid for top in near for mid, _ in top}))
+    near = [[(mid, sim) for mid, sim in top if mid in current][: thresholds.neighbors]
+            for top in near]
     wanted = holder_ids | set(own_ids) | {mid for top in near for mid, _ in top}
     state = {m.id: m for m in ports.graph.get(user_id, sorted(wanted))}
     holders = [state[h] for h in sorted(holder_ids) if h in state]
@@ -108,7 +112,7 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, threshold
     prepared = []
     for item, own, top in zip(items, own_ids, near, strict=True):
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
-                     if mid in state and state[mid].is_current][: thresholds.neighbors]
+                     if mid in state and state[mid].is_current]
         cand_slots = {t.slot for t in item.candidate.triples}
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,

@@ -109,6 +109,149 @@ def bench_lifecycle(args: argparse.Namespace) -> None:
         wiring.graph().delete_user(user)
 
 
+def _clustered(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
+    """Unit vectors shaped like sentence embeddings: near topics, not uniform noise."""
+    centers = rng.normal(size=(max(8, n // 50), dim)).astype(np.float32)
+    x = centers[rng.integers(len(centers), size=n)] + 0.6 * rng.normal(size=(n, dim)).astype(
+        np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def bench_dedupe(args: argparse.Namespace) -> None:
+    """Dedupe's store reads per batch, as ``pipeline.service.prepare`` makes them for 8 new
+    memories (model check, the 20 nearest of any status from Chroma; from Neo4j which of
+    them are current, the nearest 5 current in full, and the same-text lookup), against one
+    user's store of N memories: p50/p95 over --batches batches, and the recall of the true
+    nearest *current* neighbour against an exact scan. A tenth of the planted memories are
+    superseded (dedupe must see past them)."""
+    from memq.schemas import Kind, Status, StoredMemory
+    from memq.workers import wiring
+
+    chroma, graph = wiring.chroma(), wiring.graph()
+    model = wiring.ports().embedder.model_id
+    now = datetime.now(UTC)
+    print(f"load average {os.getloadavg()[0]:.2f} at start")
+    base: float | None = None
+    for n in (int(x) for x in args.memories.split(",")):
+        user = f"bench-dedupe-{uuid.uuid4().hex[:8]}"
+        rng = np.random.default_rng(n)
+        vecs = _clustered(rng, n)
+        current = rng.random(n) >= 0.1
+        t = time.perf_counter()
+        for start in range(0, n, 1000):
+            chunk = [StoredMemory(
+                id=f"m_dd_{i}", user_id=user, content=f"Planted memory number {i}.",
+                kind=Kind.FACT, confidence=0.9, importance=1.0, triples=[],
+                source_turn_ids=[f"t{i}"], valid_at=now, created_at=now, updated_at=now,
+                embedding_model=model,
+                status=Status.CURRENT if current[i] else Status.SUPERSEDED,
+            ) for i in range(start, min(n, start + 1000))]
+            chroma.upsert(chunk, [vecs[start + j].tolist() for j in range(len(chunk))])
+            if not args.chroma_only:
+                graph.apply(user, chunk, [], now, expected=None)
+        plant = time.perf_counter() - t
+        live = np.nonzero(current)[0]
+        times, hits, total = [], 0, 0
+        for _ in range(args.batches):
+            picks = rng.integers(n, size=8)
+            queries = vecs[picks] + 0.25 * rng.normal(size=(8, 384)).astype(np.float32)
+            queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+            t = time.perf_counter()
+            chroma.foreign_model(user, model)
+            near = chroma.similar(user, queries.tolist(), model, 20)
+            if not args.chroma_only:  # as prepare(): which are current, then the top 5
+                live_ids = graph.current_ids(user, sorted({i for top in near for i, _ in top}))
+                graph.get(user, sorted({i for top in near
+                                        for i in [i for i, _ in top if i in live_ids][:5]}))
+                graph.exact(user, [f"Planted memory number {i}." for i in picks])
+            times.append(time.perf_counter() - t)
+            truth = live[np.argmax(queries @ vecs[live].T, axis=1)]
+            for q in range(8):
+                first = next((i for i, _ in near[q] if current[int(i.rsplit("_", 1)[1])]), None)
+                total += 1
+                hits += first == f"m_dd_{truth[q]}"
+        p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
+        base = base or p95
+        print(f"{n:>7} memories (planted in {plant:5.1f} s): per batch p50 {p50:6.1f} ms, "
+              f"p95 {p95:6.1f} ms ({p95 / base:4.2f}x the first); nearest-neighbour recall "
+              f"{hits / total:.4f}; load average {os.getloadavg()[0]:.2f}")
+        chroma.delete_user(user)
+        if not args.chroma_only:
+            graph.delete_user(user)
+
+
+def bench_search(args: argparse.Namespace) -> None:
+    """In-process ``memq.workers.lifecycle.search`` (read-only, k=10) for one user holding
+    --memories memories and --episodes raw turns (random words from a 400-word vocabulary,
+    clustered vectors; a tenth of the memories superseded): p50/p95 over --queries queries,
+    then the wall time of ``memq search`` from the shell (a new process each time)."""
+    import subprocess
+
+    from memq.schemas import Kind, Status, StoredMemory, Turn
+    from memq.workers import wiring
+    from memq.workers.lifecycle import search
+
+    chroma, graph = wiring.chroma(), wiring.graph()
+    model = wiring.ports().embedder.model_id
+    now = datetime.now(UTC)
+    rng = np.random.default_rng(3)
+    vocab = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri", "pe", "du")
+             for b in ("ran", "tel", "mos", "gin", "bar", "fel", "dor", "pix", "zen", "lum",
+                       "cor", "vat", "nib", "sho", "wel", "quo", "jas", "yul", "hep", "tam",
+                       "ost", "bri", "cle", "dru", "eft", "fon", "gar", "hul", "ick", "jot",
+                       "kep", "lyn", "mur", "nox", "orb", "pud", "qin", "rax", "sil", "tov")]
+
+    def sentence() -> str:
+        return " ".join(vocab[i] for i in rng.integers(len(vocab), size=rng.integers(6, 16)))
+
+    user = f"bench-search-{uuid.uuid4().hex[:8]}"
+    print(f"load average {os.getloadavg()[0]:.2f} at start")
+    t = time.perf_counter()
+    vecs = _clustered(rng, args.memories + args.episodes)
+    for start in range(0, args.memories, 1000):
+        chunk = [StoredMemory(
+            id=f"m_bs_{i}", user_id=user, content=sentence(), kind=Kind.FACT, confidence=0.9,
+            importance=1.0, triples=[], source_turn_ids=[f"s{i % 50}/t{i}"], valid_at=now,
+            created_at=now, updated_at=now, embedding_model=model,
+            status=Status.SUPERSEDED if rng.random() < 0.1 else Status.CURRENT,
+        ) for i in range(start, min(args.memories, start + 1000))]
+        chroma.upsert(chunk, [vecs[int(m.id.rsplit("_", 1)[1])].tolist() for m in chunk])
+        graph.apply(user, chunk, [], now, expected=None)
+    for start in range(0, args.episodes, 500):
+        n = min(args.episodes, start + 500) - start
+        turns = [Turn(turn_id=f"t{start + j}", role="user" if j % 2 else "assistant",
+                      content=sentence(), timestamp=now) for j in range(n)]
+        session = f"s{start // 500}"
+        chroma.add(user, session, turns, [vecs[args.memories + start + j].tolist()
+                                          for j in range(n)], model, now)
+        graph.add_episodes(user, session, turns, now)
+    print(f"planted {args.memories} memories and {args.episodes} episodes in "
+          f"{time.perf_counter() - t:.0f} s")
+    queries = [" ".join(vocab[i] for i in rng.integers(len(vocab), size=4))
+               for _ in range(args.queries)]
+    search(user, queries[0], 10, now)  # warm: model loaded, connections open
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        search(user, q, 10, now)
+        times.append(time.perf_counter() - t)
+    p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
+    print(f"in-process search, k=10: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(times)} "
+          f"queries (load average {os.getloadavg()[0]:.2f})")
+    memq = os.path.join(os.path.dirname(sys.executable), "memq")
+    walls = []
+    for q in queries[:5]:
+        t = time.perf_counter()
+        subprocess.run([memq, "search", "--user", user, q], check=True,
+                       stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t)
+    print(f"memq search from the shell: median {float(np.median(walls)):.2f} s, "
+          f"max {max(walls):.2f} s over {len(walls)} runs")
+    if not args.keep:
+        chroma.delete_user(user)
+        graph.delete_user(user)
+
+
 def _refs(hits: list, k: int) -> list[str]:
     """The turn refs of the top k hits, in order: a memory counts as its source turns."""
     out: list[str] = []
@@ -281,6 +424,17 @@ def main() -> None:
     p = sub.add_parser("embed")
     p.add_argument("--n", type=int, default=2000)
     p.set_defaults(fn=bench_embed)
+    p = sub.add_parser("dedupe")
+    p.add_argument("--memories", default="1000,10000,50000,100000")
+    p.add_argument("--batches", type=int, default=100)
+    p.add_argument("--chroma-only", action="store_true", help="plant and read Chroma only")
+    p.set_defaults(fn=bench_dedupe)
+    p = sub.add_parser("search")
+    p.add_argument("--memories", type=int, default=10_000)
+    p.add_argument("--episodes", type=int, default=10_000)
+    p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--keep", action="store_true")
+    p.set_defaults(fn=bench_search)
     p = sub.add_parser("lifecycle")
     p.add_argument("--memories", type=int, default=10_000)
     p.add_argument("--keep", action="store_true")

@@ -62,6 +62,10 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
             print(f"memq: {line}", file=sys.stderr)
         if fatal:
             return 2
+        from memq.workers.ops import upgrade_stores  # noqa: PLC0415
+
+        if note := upgrade_stores():
+            print(f"memq: {note}", file=sys.stderr)
 
     argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]
     if kind == "worker" and not any(a in ("-Q", "--queues") or a.startswith(("-Q", "--queues="))

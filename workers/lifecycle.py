@@ -8,8 +8,10 @@ idempotent (see pipeline.jobs), so a killed run is simply run again (acks_late r
 
 from __future__ import annotations
 
+import os
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -91,7 +93,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
         model = ports.embedder.model_id
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
-            mark_episodes=lambda ids_, into: chroma.mark_episodes(ids_, into, model),
+            mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),
             fence=fence, is_single=wiring.predicates().is_single)
         requeued = reextract_failed(user_id, now)
         if requeued:
@@ -143,6 +145,18 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
 
 
 # -- search: rank by similarity x decay x confidence, and record the recall -------------------
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _reads() -> ThreadPoolExecutor:
+    """Threads for a search's concurrent reads; one pool per process (a forked worker child
+    gets its own: threads do not survive a fork)."""
+    global _pool  # noqa: PLW0603
+    if _pool is None or _pool[0] != os.getpid():
+        _pool = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="memq-read"))
+    return _pool[1]
+
+
 def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
            ) -> list[Hit]:
     """One ranked list of up to k memories and episodes (raw turns): memories by similarity x
@@ -152,9 +166,15 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     the memories returned count as recalled (importance up, decay clock reset)."""
     chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
     model = _user_model(user_id)
-    vector = wiring.embedder_for(model).embed([query])[0]
     wide = max(k * 3, 20)
-    neighbors = chroma.nearest(user_id, vector, model, wide)
+    # the four rankings and the superseded turns are read at once (I/O: latency is the
+    # slowest read, not their sum); the two dense ones wait for the query's vector
+    bm25_m = _reads().submit(graph.search_memories, user_id, query, wide)
+    bm25_e = _reads().submit(graph.search_episodes, user_id, query, wide)
+    superseded = _reads().submit(graph.superseded_sources, user_id)
+    vector = wiring.embedder_for(model).embed([query])[0]
+    dense_e = _reads().submit(chroma.search, user_id, vector, model, wide)
+    neighbors = chroma.nearest(user_id, vector, model, wide, fetch=1)
     scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n)
                      for n in neighbors), key=lambda sn: -sn[0])
     memories = [(Hit(id=n.memory.id, type="memory", content=n.memory.content, score=score,
@@ -163,16 +183,14 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                      confidence=n.memory.confidence, status=str(n.memory.status)),
                  n.similarity) for score, n in scored]
     lexical = [(m, lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
-               for m, _ in graph.search_memories(user_id, query, wide)]
+               for m, _ in bm25_m.result()]
     bm25_memories = [Hit(id=m.id, type="memory", content=m.content, score=weight,
                          event_at=m.valid_at, created_at=m.created_at,
                          source_turn_ids=m.source_turn_ids, kind=str(m.kind),
                          confidence=m.confidence, status=str(m.status))
                      for m, weight in lexical if weight > 0]
-    hits = recall.fuse(memories, chroma.search(user_id, vector, model, wide),
-                       graph.search_episodes(user_id, query, wide), k,
-                       superseded=graph.superseded_sources(user_id),
-                       bm25_memories=bm25_memories)
+    hits = recall.fuse(memories, dense_e.result(), bm25_e.result(), k,
+                       superseded=superseded.result(), bm25_memories=bm25_memories)
     recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
     if record and recalled:
         _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},

@@ -1,11 +1,22 @@
-"""Chroma (server mode) for memories and episodes: one collection of each per embedding
-model, so vectors of two models can never meet in one index (they may not even share a
-dimension). The offline model's collections are ``memq_memories`` and ``memq_episodes``;
-another model's carry its name as a suffix.
+"""Chroma (server mode) for memories and episodes: **one collection per user, per kind, per
+embedding model**.
 
-Every read and write is scoped to one user by a ``user_id`` metadata filter built here, in
-the adapter: callers cannot forget it. Vectors are always passed explicitly (Chroma's default
-embedding function would fetch a model from the network), in cosine space.
+- Per user: a user's nearest neighbours are an unfiltered HNSW query inside the user's own
+  index, so dedupe and search cost what the index costs (flat in the size of the store and of
+  the user's store, no scan) and never miss because of a selective filter (Chroma's filtered
+  HNSW can return none of a user's records when they are few among many). Users are isolated
+  by construction: a read cannot reach another user's records, whatever its ``where``.
+- Per model: vectors of two models never meet in one index (they may not even share a
+  dimension). The offline model's collections are ``memq_memories-u<hash>`` and
+  ``memq_episodes-u<hash>``; another model's carry its name as a suffix. The models in use are
+  listed in a tiny registry collection (``memq_models``), so finding a user's collections is a
+  lookup, not a listing of every collection.
+- Forgetting a user drops their collections: bounded work whatever their size.
+
+Stores written by releases before this layout (one shared collection per kind, user in a
+metadata filter) are moved over by ``upgrade_legacy`` (run by ``memq worker`` at start).
+Vectors are always passed explicitly (Chroma's default embedding function would fetch a model
+from the network), in cosine space.
 """
 
 from __future__ import annotations
@@ -22,7 +33,6 @@ from typing import Any, TypeVar
 import chromadb
 import chromadb.errors
 import httpx
-import numpy as np
 
 from memq.pipeline import ids
 from memq.pipeline.errors import TransientError
@@ -32,15 +42,19 @@ from memq.schemas import StoredMemory, Turn, turn_ref
 T = TypeVar("T")
 Where = dict[str, Any]
 
-HNSW = {"hnsw": {"space": "cosine"}}
-PAGE = 2_000  # records per page when a user's vectors are scanned
-NAMES_TTL_S = 5.0
+# ef_search 128 (default 100): measured nearest-neighbour recall >= 0.99 at 100k per user
+# (scripts/bench dedupe); one user's index is unfiltered, so no filter starves the search
+HNSW = {"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}}
+PAGE = 2_000  # records per page when a user's records are listed
+MODELS_TTL_S = 5.0  # the registry of models in use is re-read after this
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
+EPISODES = "memq_episodes"
+REGISTRY = "memq_models"  # one record per embedding model in use (id = model id)
 # the model whose collections keep the plain names: the default (int8) variant's, as in every
 # release but one; other models (fp32, OpenAI) get suffixed collections of their own
 BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"
-EPISODES = "memq_episodes"
+FETCH = 4  # a dedupe query asks for FETCH x k neighbours, then keeps the current ones
 
 
 @contextmanager
@@ -59,9 +73,8 @@ def _dt(value: Any) -> datetime | None:
     return None if value is None or float(value) < 0 else datetime.fromtimestamp(float(value), UTC)
 
 
-def _user(user_id: str, *more: Where) -> Where:
-    clauses: list[Where] = [{"user_id": user_id}, *more]
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+def _and(*clauses: Where) -> Where | None:
+    return None if not clauses else clauses[0] if len(clauses) == 1 else {"$and": list(clauses)}
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
@@ -99,6 +112,14 @@ def memory_from(record_id: str, document: str, meta: dict[str, Any]) -> StoredMe
     })
 
 
+def _rows(res: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(id, document, metadata) of a ``get`` result."""
+    n = len(res["ids"])
+    docs = res.get("documents") or [None] * n
+    metas = res.get("metadatas") or [None] * n
+    yield from zip(res["ids"], docs, metas, strict=True)
+
+
 class ChromaStores:
     """Implements MemoryStore (memories) and EpisodeStore (episodes) on one client."""
 
@@ -106,21 +127,32 @@ class ChromaStores:
         self._factory = client_factory
         self._client: Any = None
         self._collections: dict[str, Any] = {}
-        self._listed: set[str] = set()
-        self._listed_at = float("-inf")
+        self._models: set[str] = set()
+        self._models_at = float("-inf")
+        self._registered: set[str] = set()
 
     @classmethod
     def connect(cls, host: str, port: int) -> ChromaStores:
         return cls(lambda: chromadb.HttpClient(host=host, port=port))
 
-    # -- collections ----------------------------------------------------------------------
+    # -- names ----------------------------------------------------------------------------
     @staticmethod
-    def collection_name(base: str, model_id: str) -> str:
+    def legacy_name(base: str, model_id: str) -> str:
+        """The shared collection of one kind and model that releases before per-user
+        collections wrote (``upgrade_legacy`` empties and drops them)."""
         if model_id == BASE_MODEL:
             return base
         slug = re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")[:40]
         return f"{base}--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
 
+    @classmethod
+    def collection_name(cls, base: str, model_id: str, user_id: str) -> str:
+        """One user's collection of one kind and model (names are hashed: any user id)."""
+        user = hashlib.sha256(user_id.encode()).hexdigest()[:32]
+        legacy = cls.legacy_name(base, model_id)
+        return f"{base}-u{user}{legacy[len(base):]}"
+
+    # -- collections ----------------------------------------------------------------------
     def _connect(self) -> Any:
         if self._client is None:
             try:
@@ -129,135 +161,222 @@ class ChromaStores:
                 raise TransientError(f"chroma unavailable: {exc}") from exc
         return self._client
 
-    def _col(self, name: str) -> Any:
+    def _create(self, base: str, model_id: str, user_id: str) -> Any:
+        """The user's collection, created if missing (writes)."""
+        name = self.collection_name(base, model_id, user_id)
         if name not in self._collections:
+            self._register(model_id)
             with _transient():
                 self._collections[name] = self._connect().get_or_create_collection(
-                    name, configuration=HNSW, embedding_function=None)
+                    name, configuration=HNSW, embedding_function=None,
+                    metadata={"user_id": user_id, "kind": base, "model": model_id})
         return self._collections[name]
 
-    def _names(self, base: str) -> list[str]:
-        """Every collection of this kind, one per embedding model in use. The server's list
-        is read at most every NAMES_TTL_S (a batch reads several times; another process's
-        new model collection shows up within that)."""
-        now = time.monotonic()
-        if now - self._listed_at > NAMES_TTL_S:
+    def _lookup(self, name: str) -> Any | None:
+        """An existing collection or None (reads never create)."""
+        if name in self._collections:
+            return self._collections[name]
+        try:  # absence is not cached: another process may create it any moment
             with _transient():
-                self._listed = {c if isinstance(c, str) else c.name
-                                for c in self._connect().list_collections()}
-            self._listed_at = now
-        names = {n for n in self._listed | set(self._collections)
-                 if n == base or n.startswith(base + "--")}
-        return sorted(names | {base})
+                self._collections[name] = self._connect().get_collection(
+                    name, embedding_function=None)
+        except (chromadb.errors.NotFoundError, ValueError):
+            return None
+        return self._collections[name]
 
-    def _call(self, name: str, fn: Callable[[Any], T]) -> T:
+    def _register(self, model_id: str) -> None:
+        if model_id in self._registered:
+            return
         with _transient():
-            return fn(self._col(name))
+            self._connect().get_or_create_collection(
+                REGISTRY, embedding_function=None).upsert(
+                ids=[model_id], embeddings=[[0.0]], metadatas=[{"model": model_id}])
+        self._registered.add(model_id)
+        self._models.add(model_id)
 
-    def _each(self, base: str, fn: Callable[[Any], Any]) -> list[Any]:
-        return [self._call(name, fn) for name in self._names(base)]
+    def models(self) -> set[str]:
+        """Every embedding model with collections (re-read at most every MODELS_TTL_S)."""
+        now = time.monotonic()
+        if now - self._models_at > MODELS_TTL_S:
+            with _transient():
+                res = self._connect().get_or_create_collection(
+                    REGISTRY, embedding_function=None).get(include=[])
+            self._models = set(res["ids"]) | self._registered
+            self._models_at = now
+        return self._models
+
+    def _cols(self, base: str, user_id: str) -> list[tuple[str, Any]]:
+        """The user's existing collections of one kind, as (model id, collection)."""
+        out = []
+        for model in sorted(self.models()):
+            col = self._lookup(self.collection_name(base, model, user_id))
+            if col is not None:
+                out.append((model, col))
+        return out
+
+    def _run(self, col: Any, fn: Callable[[Any], T], default: T) -> T:
+        """``fn(col)``. A collection dropped meanwhile by another process (the user was
+        forgotten) reads as empty, or as the collection made again since under its name."""
+        try:
+            with _transient():
+                return fn(col)
+        except chromadb.errors.NotFoundError:
+            self._forget_cached(col.name)
+        fresh = self._lookup(col.name)
+        if fresh is None:
+            return default
+        try:
+            with _transient():
+                return fn(fresh)
+        except chromadb.errors.NotFoundError:
+            self._forget_cached(col.name)
+            return default
+
+    def _write(self, base: str, model_id: str, user_id: str, fn: Callable[[Any], Any]) -> None:
+        """``fn`` on the user's collection; re-created once if it was dropped meanwhile."""
+        for attempt in (1, 2):
+            col = self._create(base, model_id, user_id)
+            try:
+                with _transient():
+                    fn(col)
+                return
+            except chromadb.errors.NotFoundError:
+                self._forget_cached(col.name)
+                if attempt == 2:
+                    raise
+
+    def _put(self, base: str, model_id: str, user_id: str, verb: str, **fields: Any) -> None:
+        """``upsert`` or ``update`` of records in the user's collection."""
+        self._write(base, model_id, user_id, lambda c: getattr(c, verb)(**fields))
+
+    def _delete(self, col: Any, record_ids: list[str]) -> None:
+        self._run(col, lambda c: c.delete(ids=record_ids), None)
+
+    def _forget_cached(self, name: str) -> None:
+        self._collections.pop(name, None)
+
+    def _each(self, base: str, user_id: str, fn: Callable[[Any], Any]) -> list[Any]:
+        return [r for _, col in self._cols(base, user_id)
+                if (r := self._run(col, fn, None)) is not None]
+
+    def _pages(self, col: Any, where: Where | None, include: list[str]) -> Iterator[Any]:
+        offset = 0
+        while True:
+            def page(c: Any, at: int = offset) -> Any:
+                return c.get(where=where, limit=PAGE, offset=at, include=include)
+
+            res = self._run(col, page, None)
+            if not res or not res["ids"]:
+                return
+            yield res
+            if len(res["ids"]) < PAGE:
+                return
+            offset += PAGE
 
     # -- memories -------------------------------------------------------------------------
     def upsert(self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]) -> None:
-        by_model: dict[str, list[tuple[StoredMemory, Vector | None]]] = {}
+        groups: dict[tuple[str, str], list[tuple[StoredMemory, Vector | None]]] = {}
         for m, v in zip(memories, vectors, strict=True):
-            by_model.setdefault(m.embedding_model, []).append((m, v))
-        for model, rows in by_model.items():
+            groups.setdefault((m.user_id, m.embedding_model), []).append((m, v))
+        for (user_id, model), rows in groups.items():
             for start in range(0, len(rows), WRITE_BATCH):  # Chroma caps one request's size
-                self._upsert_model(self.collection_name(MEMORIES, model),
-                                   rows[start : start + WRITE_BATCH])
+                self._upsert_rows(user_id, model, rows[start : start + WRITE_BATCH])
 
-    def _upsert_model(self, name: str, rows: list[tuple[StoredMemory, Vector | None]]) -> None:
+    def _upsert_rows(self, user_id: str, model: str,
+                     rows: list[tuple[StoredMemory, Vector | None]]) -> None:
         full = [(m, v) for m, v in rows if v is not None]
         meta_only = [m for m, v in rows if v is None]
         if full:
-            self._call(name, lambda c: c.upsert(
+            self._write(MEMORIES, model, user_id, lambda c: c.upsert(
                 ids=[m.id for m, _ in full], embeddings=[v for _, v in full],
                 documents=[m.content for m, _ in full],
                 metadatas=[memory_metadata(m) for m, _ in full]))
         if meta_only:
             # Same text, same vector: only the metadata changes. The caller knows the records
             # are there (pipeline.service: Chroma is caught up before a plan is made).
-            self._call(name, lambda c: c.update(
+            self._write(MEMORIES, model, user_id, lambda c: c.update(
                 ids=[m.id for m in meta_only],
                 metadatas=[memory_metadata(m) for m in meta_only]))
 
-    def _exact_top(self, name: str, where: Where, vectors: Sequence[Vector], k: int, *,
-                   full: bool = True) -> list[list[tuple[float, str, Any, Any]]]:
-        """Exact cosine top-k over one user's records, for several queries in one pass.
-        Chroma's filtered HNSW search misses records when the filter is selective (one user
-        among many: seen returning none of a user's only memory), and dedupe must not miss a
-        duplicate: so the user's vectors are scanned, page by page, once per batch."""
-        if not vectors:
-            return []
-        queries = np.asarray(vectors, dtype=np.float32)
-        queries /= np.clip(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12, None)
-        best: list[list[tuple[float, str, Any, Any]]] = [[] for _ in vectors]
-        offset = 0
-        while True:
-            res = self._page(name, where, offset, full=full)
-            if not res["ids"]:
-                break
-            matrix = np.asarray(res["embeddings"], dtype=np.float32)
-            matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
-            sims = queries @ matrix.T  # (queries, page)
-            for q, row in enumerate(sims):
-                top = np.argsort(-row)[:k]
-                best[q] = sorted(best[q] + [(float(row[j]), res["ids"][j], res["documents"][j],
-                                             res["metadatas"][j]) for j in top],
-                                 key=lambda hit: (-hit[0], hit[1]))[:k]
-            if len(res["ids"]) < PAGE:
-                break
-            offset += PAGE
-        return best
+    def _query(self, base: str, user_id: str, model_id: str, vectors: Sequence[Vector], n: int,
+               include: list[str], where: Where | None = None) -> Any:
+        col = self._lookup(self.collection_name(base, model_id, user_id))
+        if col is None or not vectors:
+            return None
 
-    def _page(self, name: str, where: Where, offset: int, *, full: bool = True) -> Any:
-        include = ["documents", "metadatas", "embeddings"] if full else ["embeddings"]
-        res = self._call(name, lambda c: c.get(where=where, limit=PAGE, offset=offset,
-                                               include=include))
-        if not full:
-            res["documents"] = res["metadatas"] = [None] * len(res["ids"])
-        return res
+        def query(c: Any) -> Any:
+            return c.query(query_embeddings=list(vectors), n_results=n, where=where,
+                           include=include)
 
-    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
-        return self.nearest_many(user_id, [vector], model_id, k)[0]
+        return self._run(col, query, None)
+
+    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int, *,
+                fetch: int = FETCH) -> list[Neighbor]:
+        return self.nearest_many(user_id, [vector], model_id, k, fetch=fetch)[0]
 
     def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str,
-                     k: int) -> list[list[Neighbor]]:
-        """The user's k nearest current memories for each vector (one scan for all)."""
-        where = _user(user_id, {"status": "current"}, {"embedding_model": model_id})
-        tops = self._exact_top(self.collection_name(MEMORIES, model_id), where, vectors, k)
-        return [[Neighbor(memory_from(i, d, m), sim) for sim, i, d, m in top] for top in tops]
+                     k: int, *, fetch: int = FETCH) -> list[list[Neighbor]]:
+        """The user's k nearest current memories for each vector, in one request: the user's
+        index is searched unfiltered (fast, and no filter can starve it) for ``fetch`` x k,
+        the current ones kept; a query whose every neighbour was inactive asks again with
+        the status filter, which is not selective for the memories that matter here.
+        (``fetch`` 1: up to k, fewer when some of the k nearest are inactive: for search.)"""
+        include = ["documents", "metadatas", "distances"]
+        res = self._query(MEMORIES, user_id, model_id, vectors, fetch * k, include)
+        if res is None:
+            return [[] for _ in vectors]
+        out: list[list[Neighbor]] = []
+        for q, vector in enumerate(vectors):
+            rows = list(zip(res["ids"][q], res["documents"][q], res["metadatas"][q],
+                            res["distances"][q], strict=True))
+            hits = [(i, d, m, dist) for i, d, m, dist in rows if m["status"] == "current"]
+            if len(hits) < k and len(rows) == fetch * k and fetch > 1:
+                again = self._query(MEMORIES, user_id, model_id, [vector], k, include,
+                                    where={"status": "current"})
+                hits = list(zip(again["ids"][0], again["documents"][0], again["metadatas"][0],
+                                again["distances"][0], strict=True)) if again else []
+            out.append([Neighbor(memory_from(i, d, m), 1.0 - float(dist))
+                        for i, d, m, dist in hits[:k]])
+        return out
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str,
                 k: int) -> list[list[tuple[str, float]]]:
         """Ids and similarities of the user's k nearest memories of any status, per vector
-        (one scan for all): vectors only, the graph holds what the memories are."""
-        where = _user(user_id, {"embedding_model": model_id})
-        tops = self._exact_top(self.collection_name(MEMORIES, model_id), where, vectors, k,
-                               full=False)
-        return [[(i, sim) for sim, i, _, _ in top] for top in tops]
+        (one request for all): vectors only, the graph holds what the memories are."""
+        res = self._query(MEMORIES, user_id, model_id, vectors, k, ["distances"])
+        if res is None:
+            return [[] for _ in vectors]
+        return [[(i, 1.0 - float(dist)) for i, dist in zip(res["ids"][q], res["distances"][q],
+                                                          strict=True)]
+                for q in range(len(vectors))]
 
     def stored_hashes(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
         if not memory_ids:
             return {}
         out: dict[str, str] = {}
-        for res in self._each(MEMORIES, lambda c: c.get(
-                ids=list(memory_ids), where=_user(user_id), include=["metadatas"])):
-            out.update({i: str(m.get("content_hash", "")) for i, m in
-                        zip(res["ids"], res["metadatas"], strict=True)})
+        for res in self._each(MEMORIES, user_id, lambda c: c.get(
+                ids=list(memory_ids), include=["metadatas"])):
+            out.update({i: str(m.get("content_hash", "")) for i, _, m in _rows(res)})
         return out
 
     def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
         if memory_ids:
-            self._each(MEMORIES, lambda c: c.delete(ids=list(memory_ids), where=_user(user_id)))
+            self._each(MEMORIES, user_id, lambda c: c.delete(ids=list(memory_ids)))
 
-    def _find(self, where: Where, **kwargs: Any) -> list[StoredMemory]:
+    def _find(self, user_id: str, where: Where | None, *,
+              memory_ids: Sequence[str] | None = None,
+              models: Callable[[str], bool] = lambda _: True) -> list[StoredMemory]:
         found = []
-        for res in self._each(MEMORIES, lambda c: c.get(
-                where=where, include=["documents", "metadatas"], **kwargs)):
-            found += [memory_from(i, d, m) for i, d, m in
-                      zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
+        for model, col in self._cols(MEMORIES, user_id):
+            if not models(model):
+                continue
+            if memory_ids is not None:
+                res = self._run(col, lambda c: c.get(ids=list(memory_ids), where=where,
+                                                     include=["documents", "metadatas"]), None)
+                pages = [res] if res else []
+            else:
+                pages = list(self._pages(col, where, ["documents", "metadatas"]))
+            found += [memory_from(i, d, m) for res in pages for i, d, m in _rows(res)]
         return found
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
@@ -265,78 +384,112 @@ class ChromaStores:
         hashes = sorted({ids.content_hash(c) for c in contents})
         if not hashes:
             return {}
-        found = self._find(_user(user_id, {"status": "current"},
-                                 {"content_hash": {"$in": hashes}}))
+        found = self._find(user_id, _and({"status": "current"},
+                                         {"content_hash": {"$in": hashes}}))
         return {ids.content_hash(m.content): m for m in found}
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
-        """An embedding model other than ``model_id`` that this user's memories use, if any."""
-        for m in self._find(_user(user_id, {"embedding_model": {"$ne": model_id}}), limit=1):
-            return m.embedding_model
+        """An embedding model other than ``model_id`` that this user's records use, if any."""
+        for base in (MEMORIES, EPISODES):
+            for model, col in self._cols(base, user_id):
+                if model != model_id and self._run(col, lambda c: c.count(), 0):
+                    return model
         return None
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         if not memory_ids:
             return []
-        return self._find(_user(user_id), ids=list(memory_ids))
+        return self._find(user_id, None, memory_ids=memory_ids)
 
     def memories(self, user_id: str, *, include_inactive: bool,
                  as_of: datetime | None = None) -> list[StoredMemory]:
         """The user's memories; ``as_of``: those true at that world time, as known now."""
+        where: Where | None
         if as_of is not None:
             t = as_of.timestamp()
-            where = _user(user_id, {"status": {"$ne": "archived"}}, {"valid_at": {"$lte": t}},
-                          {"$or": [{"invalid_at": {"$lt": 0}}, {"invalid_at": {"$gt": t}}]})
+            where = _and({"status": {"$ne": "archived"}}, {"valid_at": {"$lte": t}},
+                         {"$or": [{"invalid_at": {"$lt": 0}}, {"invalid_at": {"$gt": t}}]})
         elif include_inactive:
-            where = _user(user_id)
+            where = None
         else:
-            where = _user(user_id, {"status": "current"})
-        return sorted(self._find(where), key=lambda m: (m.valid_at, m.id))
+            where = {"status": "current"}
+        return sorted(self._find(user_id, where), key=lambda m: (m.valid_at, m.id))
+
+    def _listing(self) -> Iterator[Any]:
+        """Every collection (paged): for all-user jobs and the legacy upgrade only."""
+        offset = 0
+        while True:
+            with _transient():
+                page = self._connect().list_collections(limit=500, offset=offset)
+            yield from page
+            if len(page) < 500:
+                return
+            offset += 500
 
     def users(self) -> set[str]:
-        """Every user with a memory (for all-user jobs)."""
-        return {str(m["user_id"]) for res in self._each(MEMORIES, lambda c: c.get(
-            include=["metadatas"])) for m in res["metadatas"]}
+        """Every user with a memory collection (for all-user jobs)."""
+        out = set()
+        for col in self._listing():
+            meta = col.metadata or {}
+            if meta.get("kind") == MEMORIES and meta.get("user_id"):
+                out.add(str(meta["user_id"]))
+        return out
 
     def delete_user(self, user_id: str) -> int:
+        """Drops the user's collections (bounded work at any size); returns records gone."""
         deleted = 0
         for base in (MEMORIES, EPISODES):
-            for res in self._each(base, lambda c: c.delete(where=_user(user_id))):
-                deleted += int((res or {}).get("deleted", 0))
+            for _, col in self._cols(base, user_id):
+                deleted += self._run(col, lambda c: c.count(), 0)
+                try:
+                    with _transient():
+                        self._connect().delete_collection(col.name)
+                except (chromadb.errors.NotFoundError, ValueError):
+                    pass  # dropped meanwhile by another process: the same outcome
+                self._forget_cached(col.name)
         return deleted
 
     def delete_memory(self, user_id: str, memory_id: str) -> int:
-        return sum(int((res or {}).get("deleted", 0)) for res in self._each(
-            MEMORIES, lambda c: c.delete(ids=[memory_id], where=_user(user_id))))
+        deleted = 0
+        for _, col in self._cols(MEMORIES, user_id):
+            found = self._run(col, lambda c: c.get(ids=[memory_id], include=[]), None)
+            if found and found["ids"]:
+                self._run(col, lambda c: c.delete(ids=[memory_id]), None)
+                deleted += len(found["ids"])
+        return deleted
 
     # -- lifecycle --------------------------------------------------------------------------
     def record_access(self, memories: Sequence[StoredMemory]) -> None:
         """Only importance and last access: a partial update cannot undo a concurrent merge."""
-        for model in {m.embedding_model for m in memories}:
-            mine = [m for m in memories if m.embedding_model == model]
+        groups: dict[tuple[str, str], list[StoredMemory]] = {}
+        for m in memories:
+            groups.setdefault((m.user_id, m.embedding_model), []).append(m)
+        for (user_id, model), mine in groups.items():
             for start in range(0, len(mine), WRITE_BATCH):
-                self._record_access(model, mine[start : start + WRITE_BATCH])
-
-    def _record_access(self, model: str, mine: list[StoredMemory]) -> None:
-        self._call(self.collection_name(MEMORIES, model), lambda c: c.update(
-            ids=[m.id for m in mine],
-            metadatas=[{"importance": m.importance,
-                        "last_accessed_at": _ts(m.last_accessed_at)} for m in mine]))
+                chunk = mine[start : start + WRITE_BATCH]
+                self._put(MEMORIES, model, user_id, "update", ids=[m.id for m in chunk],
+                          metadatas=[{"importance": m.importance,
+                                      "last_accessed_at": _ts(m.last_accessed_at)}
+                                     for m in chunk])
 
     def consolidation_pool(self, user_id: str, model_id: str
                            ) -> tuple[list[tuple[StoredMemory, Vector]], list[EpisodeItem]]:
         """Current episodic (event) memories and user-turn episodes not yet consolidated."""
-        res = self._call(self.collection_name(MEMORIES, model_id), lambda c: c.get(
-            where=_user(user_id, {"status": "current"}, {"kind": "event"},
-                        {"consolidated_into": ""}),
-            include=["documents", "metadatas", "embeddings"]))
-        memories = [(memory_from(i, d, m), [float(x) for x in v]) for i, d, m, v in
-                    zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"],
-                        strict=True)]
-        res = self._call(self.collection_name(EPISODES, model_id), lambda c: c.get(
-            where=_user(user_id, {"role": "user"}),
-            include=["documents", "metadatas", "embeddings"]))
-        episodes = [EpisodeItem(id=i, content=d, vector=[float(x) for x in v],
+        include = ["documents", "metadatas", "embeddings"]
+        memories: list[tuple[StoredMemory, Vector]] = []
+        col = self._lookup(self.collection_name(MEMORIES, model_id, user_id))
+        if col is not None:
+            where = _and({"status": "current"}, {"kind": "event"}, {"consolidated_into": ""})
+            for res in self._pages(col, where, include):
+                memories += [(memory_from(i, d, m), [float(x) for x in v]) for i, d, m, v in
+                             zip(res["ids"], res["documents"], res["metadatas"],
+                                 res["embeddings"], strict=True)]
+        episodes: list[EpisodeItem] = []
+        col = self._lookup(self.collection_name(EPISODES, model_id, user_id))
+        if col is not None:
+            for res in self._pages(col, {"role": "user"}, include):
+                episodes += [
+                    EpisodeItem(id=i, content=d, vector=[float(x) for x in v],
                                 event_at=_dt(m["event_at"]) or datetime.now(UTC),
                                 turn_id=m.get("ref") or m["turn_id"])
                     for i, d, m, v in zip(res["ids"], res["documents"], res["metadatas"],
@@ -344,36 +497,72 @@ class ChromaStores:
                     if not m.get("consolidated_into")]
         return memories, episodes
 
-    def mark_episodes(self, episode_ids: list[str], into: str, model_id: str) -> None:
-        self._call(self.collection_name(EPISODES, model_id), lambda c: c.update(
-            ids=episode_ids, metadatas=[{"consolidated_into": into}] * len(episode_ids)))
+    def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
+                      model_id: str) -> None:
+        for start in range(0, len(episode_ids), WRITE_BATCH):
+            chunk = episode_ids[start : start + WRITE_BATCH]
+            self._put(EPISODES, model_id, user_id, "update", ids=chunk,
+                      metadatas=[{"consolidated_into": into}] * len(chunk))
 
     def migrate(self, user_id: str, embed: Callable[[list[str]], list[Vector]],
                 model_id: str, batch: int = 256) -> int:
         """Move every memory and episode of the user into ``model_id``'s collections,
-        re-embedded from their text; returns how many records moved."""
+        re-embedded from their text, in chunks of ``batch``; returns how many moved."""
         moved = 0
         for base in (MEMORIES, EPISODES):
-            target = self.collection_name(base, model_id)
-            for name in self._names(base):
-                if name == target:
+            for model, col in self._cols(base, user_id):
+                if model == model_id:
                     continue
-                while count := self._move(user_id, name, target, embed, model_id, batch):
+                while count := self._move(user_id, base, col, embed, model_id, batch):
                     moved += count
         return moved
 
-    def _move(self, user_id: str, source: str, target: str,
+    def _move(self, user_id: str, base: str, source: Any,
               embed: Callable[[list[str]], list[Vector]], model_id: str, batch: int) -> int:
-        res = self._call(source, lambda c: c.get(
-            where=_user(user_id), limit=batch, include=["documents", "metadatas"]))
-        if not res["ids"]:
+        res = self._run(source, lambda c: c.get(limit=batch, include=["documents", "metadatas"]),
+                        None)
+        if not res or not res["ids"]:
             return 0
         metas = [{**m, "embedding_model": model_id} for m in res["metadatas"]]
         vectors = embed(list(res["documents"]))
-        self._call(target, lambda c: c.upsert(
+        self._write(base, model_id, user_id, lambda c: c.upsert(
             ids=res["ids"], embeddings=vectors, documents=res["documents"], metadatas=metas))
-        self._call(source, lambda c: c.delete(ids=res["ids"]))  # after: a crash only repeats
+        self._run(source, lambda c: c.delete(ids=res["ids"]), None)  # after: a crash repeats
         return len(res["ids"])
+
+    def upgrade_legacy(self, batch: int = 500) -> int:
+        """Moves every record of the shared collections that releases before per-user
+        collections wrote into its user's collection (vectors as they are), then drops the
+        emptied shared collections. Idempotent and safe to repeat after a crash (records are
+        written before they are deleted); returns how many records moved."""
+        moved = 0
+        for col in list(self._listing()):
+            name = col if isinstance(col, str) else col.name
+            base = next((b for b in (MEMORIES, EPISODES)
+                         if name == b or name.startswith(b + "--")), None)
+            if base is None:
+                continue
+            source = self._connect().get_collection(name, embedding_function=None)
+            while True:
+                res = self._run(source, lambda c: c.get(
+                    limit=batch, include=["documents", "metadatas", "embeddings"]), None)
+                if not res or not res["ids"]:
+                    break
+                groups: dict[tuple[str, str], list[int]] = {}
+                for n, meta in enumerate(res["metadatas"]):
+                    groups.setdefault((str(meta["user_id"]), str(meta["embedding_model"])),
+                                      []).append(n)
+                for (user_id, model), rows in groups.items():
+                    self._put(base, model, user_id, "upsert",
+                              ids=[res["ids"][n] for n in rows],
+                              embeddings=[res["embeddings"][n] for n in rows],
+                              documents=[res["documents"][n] for n in rows],
+                              metadatas=[res["metadatas"][n] for n in rows])
+                self._delete(source, list(res["ids"]))
+                moved += len(res["ids"])
+            with _transient():
+                self._connect().delete_collection(name)
+        return moved
 
     # -- episodes -------------------------------------------------------------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
@@ -382,7 +571,7 @@ class ChromaStores:
             return 0
         refs = [turn_ref(session_id, t.turn_id) for t in turns]
         episode_ids = [ids.episode_id(user_id, ref) for ref in refs]
-        self._call(self.collection_name(EPISODES, model_id), lambda c: c.upsert(
+        self._write(EPISODES, model_id, user_id, lambda c: c.upsert(
             ids=episode_ids, embeddings=list(vectors), documents=[t.content for t in turns],
             metadatas=[{
                 "user_id": user_id, "session_id": session_id, "turn_id": t.turn_id,
@@ -395,38 +584,37 @@ class ChromaStores:
     def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
         """Every episode of the user as (session id, turn, stored at)."""
         out = []
-        for res in self._each(EPISODES, lambda c: c.get(where=_user(user_id),
-                                                        include=["documents", "metadatas"])):
-            for d, m in zip(res["documents"], res["metadatas"], strict=True):
-                turn = Turn(turn_id=m["turn_id"], role=m["role"], content=d,
-                            timestamp=_dt(m["event_at"]) or datetime.now(UTC),
-                            metadata=json.loads(m.get("metadata") or "{}"),
-                            speaker=m.get("speaker") or None)
-                out.append((str(m["session_id"]), turn,
-                            _dt(m["created_at"]) or datetime.now(UTC)))
+        for _, col in self._cols(EPISODES, user_id):
+            for res in self._pages(col, None, ["documents", "metadatas"]):
+                for _, d, m in _rows(res):
+                    turn = Turn(turn_id=m["turn_id"], role=m["role"], content=d,
+                                timestamp=_dt(m["event_at"]) or datetime.now(UTC),
+                                metadata=json.loads(m.get("metadata") or "{}"),
+                                speaker=m.get("speaker") or None)
+                    out.append((str(m["session_id"]), turn,
+                                _dt(m["created_at"]) or datetime.now(UTC)))
         return out
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> None:
         """The episodes of these turns (``<session id>/<turn id>`` references)."""
         if refs:
             wanted = [ids.episode_id(user_id, ref) for ref in refs]
-
-            def delete(c: Any) -> None:
-                c.delete(ids=wanted, where=_user(user_id))
-
-            self._each(EPISODES, delete)
+            self._each(EPISODES, user_id, lambda c: c.delete(ids=wanted))
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        (top,) = self._exact_top(self.collection_name(EPISODES, model_id), _user(user_id),
-                                 [vector], k)
+        res = self._query(EPISODES, user_id, model_id, [vector], k,
+                          ["documents", "metadatas", "distances"])
+        if res is None:
+            return []
         return [
-            Hit(id=i, type="episode", content=d, score=sim, event_at=_dt(m["event_at"])
-                or datetime.min.replace(tzinfo=UTC), created_at=_dt(m["created_at"])
-                or datetime.min.replace(tzinfo=UTC), source_turn_ids=[m.get("ref") or m["turn_id"]],
+            Hit(id=i, type="episode", content=d, score=1.0 - float(dist),
+                event_at=_dt(m["event_at"]) or datetime.min.replace(tzinfo=UTC),
+                created_at=_dt(m["created_at"]) or datetime.min.replace(tzinfo=UTC),
+                source_turn_ids=[m.get("ref") or m["turn_id"]],
                 role=m["role"], speaker=m.get("speaker") or None)
-            for sim, i, d, m in top
+            for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
+                                     res["distances"][0], strict=True)
         ]
 
     def count_episodes(self, user_id: str) -> int:
-        return sum(len(res["ids"]) for res in self._each(
-            EPISODES, lambda c: c.get(where=_user(user_id), include=[])))
+        return sum(self._each(EPISODES, user_id, lambda c: c.count()))

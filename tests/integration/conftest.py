@@ -138,11 +138,19 @@ def demo_lines(user_id: str) -> str:
 
 def episodes(user_id: str) -> list[str]:
     """The user's raw turns as stored in Chroma (read directly: search is approximate)."""
+
+    got = user_collection(user_id, "memq_episodes").get(include=["documents"])
+    return sorted(got["documents"])
+
+
+def user_collection(user_id: str, base: str = "memq_memories") -> Any:
+    """The user's own Chroma collection of the default model (memories or episodes)."""
     import chromadb
 
-    got = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection(
-        "memq_episodes").get(where={"user_id": user_id}, include=["documents"])
-    return sorted(got["documents"])
+    from memq.pipeline.adapters.chroma import BASE_MODEL, ChromaStores
+
+    return chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection(
+        ChromaStores.collection_name(base, BASE_MODEL, user_id))
 
 
 @pytest.fixture

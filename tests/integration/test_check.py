@@ -7,11 +7,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import chromadb
 import neo4j
 import pytest
 
-from integration.conftest import CHROMA_PORT, NEO4J_URI, demo_lines, memq, memq_json, wait_done
+from integration.conftest import (
+    NEO4J_URI,
+    demo_lines,
+    memq,
+    memq_json,
+    user_collection,
+    wait_done,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -61,8 +67,7 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     assert _searchable(user_id, mid[PM], "what is the user's job?")
 
     # (a) a memory's record vanishes from Chroma
-    col = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection("memq_memories")
-    col.delete(ids=[mid[PM]])
+    user_collection(user_id).delete(ids=[mid[PM]])
     # (b) a Memory node claims another status, updated_at untouched
     assert _write(graph, "MATCH (m:Memory {id: $id}) SET m.status = $status RETURN count(m) AS n",
                   id=mid[BRIEF], status="archived") == 1

@@ -12,6 +12,7 @@ import pytest
 from fakellm import FakeLLM
 
 from integration.conftest import CHROMA_PORT, memq, memq_env, memq_json, wait_done
+from memq.pipeline.adapters.chroma import ChromaStores
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -138,15 +139,13 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
         for base in ("memq_memories", "memq_episodes"):
             models: dict[str, set[str]] = {}  # collection -> models of the user's records
             for col in client.list_collections():
-                name = col if isinstance(col, str) else col.name
-                if name == base or name.startswith(base + "--"):
-                    got = client.get_collection(name).get(where={"user_id": user_id},
-                                                          include=["metadatas"])
+                if (col.metadata or {}).get("user_id") == user_id and col.name.startswith(base):
+                    got = col.get(include=["metadatas"])
                     if got["ids"]:
-                        models[name] = {m["embedding_model"] for m in got["metadatas"]}
+                        models[col.name] = {m["embedding_model"] for m in got["metadatas"]}
             # all of the user's vectors now live in the new model's own collection
-            assert list(models.values()) == [{"openai:fake-embed"}], models
-            assert base not in models
+            assert models == {ChromaStores.collection_name(base, "openai:fake-embed", user_id):
+                              {"openai:fake-embed"}}, models
         after = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
                                 "I like jazz.", env=env).stdout)
         assert "jazz" in after[0]["content"]

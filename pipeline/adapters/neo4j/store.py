@@ -188,6 +188,12 @@ class Neo4jGraph:
         return [stored_memory(r["m"]) for r in
                 self._read("get_memories", user_id=user_id, ids=list(memory_ids))]
 
+    def current_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        if not memory_ids:
+            return set()
+        return {str(r["id"]) for r in
+                self._read("current_ids", user_id=user_id, ids=list(memory_ids))}
+
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
         """Current memories with the same normalised text, by content hash."""
         hashes = sorted({ids.content_hash(c) for c in contents})
