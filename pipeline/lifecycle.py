@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from memq.pipeline import ids
 from memq.pipeline.ports import Vector
-from memq.schemas import Kind, Status, StoredMemory
+from memq.schemas import AuditEntry, Kind, Operation, Status, StoredMemory
 
 DAY_S = 86_400.0
 
@@ -58,6 +59,23 @@ def recalled(memory: StoredMemory, now: datetime, policy: Policy) -> StoredMemor
     """A recall refreshes the clock and boosts what is left of the importance."""
     boosted = min(1.0, decayed(memory, now, policy) + policy.boost)
     return memory.with_changes(importance=boosted, last_accessed_at=now)
+
+
+def recall_audit(before: StoredMemory, after: StoredMemory, now: datetime) -> AuditEntry:
+    """The audit entry of a recorded recall: only what it changed (importance, last access).
+    One per memory and instant: recording the same recall twice writes it once."""
+    batch_id = f"recall:{now.isoformat()}"
+
+    def fields(m: StoredMemory) -> dict[str, object]:
+        return {"importance": m.importance, "last_accessed_at":
+                m.last_accessed_at.isoformat() if m.last_accessed_at else None}
+
+    return AuditEntry(
+        id=ids.audit_id(batch_id, before.id, str(Operation.RECALL)), user_id=before.user_id,
+        memory_id=before.id, operation=Operation.RECALL, before=fields(before),
+        after=fields(after), reason=f"recalled: importance {before.importance:.3f} -> "
+        f"{after.importance:.3f}", source_turn_ids=[], batch_id=batch_id,
+        extractor="recall", at=now)
 
 
 def _archive(memory: StoredMemory, now: datetime, reason: str) -> Change:

@@ -17,6 +17,7 @@ class Operation(StrEnum):
     ARCHIVE = "archive"  # decay below the floor, expiry, or over capacity: out of search, kept
     CONSOLIDATE = "consolidate"  # a semantic memory derived from a cluster of episodic ones
     FORGET = "forget"  # a tombstone: ids, operation and time only, no content
+    RECALL = "recall"  # a recorded recall: importance boosted, decay clock reset
 
 
 class AuditEntry(BaseModel):

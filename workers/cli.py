@@ -181,15 +181,46 @@ def _when(text: str, flag: str) -> datetime:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from memq.workers.lifecycle import search  # noqa: PLC0415
+    rows = _search_api(args) if not args.now else None
+    if rows is None:
+        from memq.workers.api import hit_json  # noqa: PLC0415
+        from memq.workers.lifecycle import search  # noqa: PLC0415
 
-    hits = search(args.user, args.query, args.k, _now(args), record=args.record)
+        rows = [hit_json(h) for h in
+                search(args.user, args.query, args.k, _now(args), record=args.record)]
     if args.json:
-        _print_json([asdict(h) for h in hits])
+        _print_json(rows)
         return 0
-    for h in hits:
-        print(f"{h.score:.3f} {h.type:<7} {h.event_at:%Y-%m-%d %H:%M} {h.content}  [{h.id}]")
+    for h in rows:
+        when = datetime.fromisoformat(h["event_at"])
+        print(f"{h['score']:.3f} {h['type']:<7} {when:%Y-%m-%d %H:%M} {h['content']}  "
+              f"[{h['id']}]")
     return 0
+
+
+def _search_api(args: argparse.Namespace) -> list[dict[str, Any]] | None:
+    """Hits from the HTTP API when MEMQ_API_URL is set and it answers; None: search here."""
+    from memq.workers.settings import Settings  # noqa: PLC0415
+
+    url = Settings().api_url
+    if not url:
+        return None
+    try:
+        import httpx  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        resp = httpx.post(f"{url.rstrip('/')}/v1/search", timeout=30, json={
+            "user_id": args.user, "query": args.query, "k": args.k, "record": args.record})
+    except httpx.TransportError as exc:
+        print(f"memq: MEMQ_API_URL {url} not reachable ({type(exc).__name__}); "
+              "searching in this process", file=sys.stderr)
+        return None
+    if resp.status_code != 200:
+        raise UsageError(f"the API at {url} answered {resp.status_code}: "
+                         f"{resp.text[:200]}")
+    rows: list[dict[str, Any]] = resp.json()
+    return rows
 
 
 def cmd_context(args: argparse.Namespace) -> int:

@@ -204,8 +204,10 @@ def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
     may lose its boost to the merge's write of the same memory, never the merge's change."""
     p = policy(wiring.settings())
     fresh = {m.id: m for m in wiring.graph().get(user_id, [m.id for m in memories])}
-    boosted = [lifecycle.recalled(m, now, p) for m in fresh.values() if m.is_current]
-    wiring.graph().record_access(user_id, boosted)
+    pairs = [(m, lifecycle.recalled(m, now, p)) for m in fresh.values() if m.is_current]
+    boosted = [after for _, after in pairs]
+    wiring.graph().record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)
+                                                    for before, after in pairs])
     wiring.chroma().record_access(boosted)
 
 

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
 
+    # the HTTP API (memq serve) that `memq search` asks when set: a warm process answers in
+    # tens of ms, where a new one first spends ~2 s importing and connecting the stores
+    api_url: str | None = None
+
     # LLM: unset base URL and model -> the offline rule-based extractor.
     llm_base_url: str | None = None
     llm_model: str | None = None

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from memq.workers.coord import Coord
-from memq.workers.metrics import Metrics
 from memq.workers.settings import Settings, load
 
 if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agent needs neither
@@ -20,6 +18,8 @@ if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agen
     from memq.pipeline.ports import Embedder, Extractor, Judge
     from memq.pipeline.predicates import Predicates
     from memq.pipeline.service import Ports
+    from memq.workers.coord import Coord
+    from memq.workers.metrics import Metrics
 
 
 @cache
@@ -30,11 +30,15 @@ def settings() -> Settings:
 @cache
 def coord() -> Coord:
     s = settings()
+    from memq.workers.coord import Coord  # noqa: PLC0415  (redis: not for every command)
+
     return Coord.from_url(s.redis_url, ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
 
 
 @cache
 def metrics() -> Metrics:
+    from memq.workers.metrics import Metrics  # noqa: PLC0415
+
     return Metrics(coord().r)
 
 

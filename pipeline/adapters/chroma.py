@@ -42,9 +42,9 @@ from memq.schemas import StoredMemory, Turn, turn_ref
 T = TypeVar("T")
 Where = dict[str, Any]
 
-# ef_search 128 (default 100): measured nearest-neighbour recall >= 0.99 at 100k per user
+# ef_search 256 (default 100): nearest-neighbour recall >= 0.99 up to 100k per user
 # (scripts/bench dedupe); one user's index is unfiltered, so no filter starves the search
-HNSW = {"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}}
+HNSW = {"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 256}}
 PAGE = 2_000  # records per page when a user's records are listed
 MODELS_TTL_S = 5.0  # the registry of models in use is re-read after this
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)

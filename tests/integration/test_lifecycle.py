@@ -68,6 +68,15 @@ def test_recalled_memory_outlives_its_unrecalled_twin(user_id: str) -> None:
     seen = {c: m["last_accessed_at"] for c, m in _by_content(user_id).items()}
     assert seen["The user likes jazz."] is not None  # the top memory was recalled...
     assert seen["The user likes hiking."] is None  # ...its twin was not
+    jazz = memories["The user likes jazz."]["id"]
+    (entry,) = [e for e in memq_json("audit", "--user", user_id, "--memory", jazz)
+                if e["operation"] == "recall"]  # the boost is audited: what changed, when
+    assert entry["before"]["last_accessed_at"] is None
+    assert datetime.fromisoformat(entry["after"]["last_accessed_at"]) == datetime.fromisoformat(
+        seen["The user likes jazz."])
+    now_stored = _by_content(user_id)["The user likes jazz."]
+    assert entry["before"]["importance"] == memories["The user likes jazz."]["importance"]
+    assert entry["after"]["importance"] == now_stored["importance"]  # decayed value + boost
     memq("run", "decay", "--user", user_id, "--now", _at(memories, 40))
     status = {c: m["status"] for c, m in _by_content(user_id).items()}
     assert status == {"The user likes jazz.": "current", "The user likes hiking.": "archived"}

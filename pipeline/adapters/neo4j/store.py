@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -41,6 +41,27 @@ def _transient() -> Iterator[None]:
 def _native(value: Any) -> Any:
     """Neo4j temporal values back to Python datetimes."""
     return value.to_native() if hasattr(value, "to_native") else value
+
+
+def _time(value: Any) -> Any:
+    """A memory's time as a query returned it: an ISO string (see get_memories.cypher; a
+    zone name after the offset, ``Z[UTC]``, is dropped: the offset fixes the instant) or a
+    Neo4j temporal value."""
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.split("[", 1)[0])
+    return _native(value)
+
+
+_TIMES = frozenset({"valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
+                    "last_accessed_at"})
+_MS_FIELDS = ("valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
+              "last_accessed_at", "event_at")
+
+
+def _from_ms(row: dict[str, Any]) -> dict[str, Any]:
+    """A row whose times a query returned as epoch milliseconds, with datetimes."""
+    return {k: datetime.fromtimestamp(v / 1000, UTC) if k in _MS_FIELDS and v is not None
+            else v for k, v in row.items()}
 
 
 def _memory_row(m: StoredMemory) -> dict[str, Any]:
@@ -84,7 +105,8 @@ _NOT_MEMORY = {"triples_json", "content_hash", "version", "_lock", "user_key"}
 
 def stored_memory(props: dict[str, Any]) -> StoredMemory:
     """A Memory node's properties back to the memory (the graph is the state of record)."""
-    values = {k: _native(v) for k, v in props.items() if k not in _NOT_MEMORY}
+    values = {k: _time(v) if k in _TIMES else _native(v) for k, v in props.items()
+              if k not in _NOT_MEMORY}
     values["triples"] = json.loads(props.get("triples_json") or "[]")
     return StoredMemory.model_validate(values)
 
@@ -191,8 +213,8 @@ class Neo4jGraph:
     def current_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
         if not memory_ids:
             return set()
-        return {str(r["id"]) for r in
-                self._read("current_ids", user_id=user_id, ids=list(memory_ids))}
+        return {str(i) for r in self._read("current_ids", user_id=user_id,
+                                           ids=list(memory_ids)) for i in r["ids"]}
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
         """Current memories with the same normalised text, by content hash."""
@@ -213,13 +235,21 @@ class Neo4jGraph:
         return {str(r["batch_id"]) for r in
                 self._read("applied_batches", user_id=user_id, batch_ids=list(batch_ids))}
 
-    def record_access(self, user_id: str, memories: Sequence[StoredMemory]) -> None:
+    def record_access(self, user_id: str, memories: Sequence[StoredMemory],
+                      audit: Sequence[AuditEntry] = ()) -> None:
+        """A recall's new importance and last access, with its audit entries, in one
+        transaction (not fenced: it cannot undo a concurrent change, see the Cypher)."""
         rows = [{"id": m.id, "importance": m.importance, "last_accessed_at": m.last_accessed_at}
                 for m in memories]
+        entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            tx.run(cypher("record_access"), user_id=user_id, memories=rows).consume()
+            if entries:
+                tx.run(cypher("upsert_audit"), user_id=user_id, entries=entries).consume()
+
         with _transient(), self._session() as session:
-            session.execute_write(
-                lambda tx: tx.run(cypher("record_access"), user_id=user_id,
-                                  memories=rows).consume())
+            session.execute_write(work)
 
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
         entries = []
@@ -243,12 +273,14 @@ class Neo4jGraph:
         return [str(r["user_id"]) for r in self._read("users")]
 
     def delete_user(self, user_id: str) -> int:
+        """Every node of the user, in bounded transactions (any size, default heap)."""
         self.ensure_schema()
+        total = 0
         with _transient(), self._session() as session:
-            record = session.execute_write(
-                lambda tx: tx.run(cypher("delete_user"), user_id=user_id).single()
-            )
-        return int(record["deleted"]) if record else 0
+            for statement in self._statements("delete_user"):
+                record = session.run(statement, user_id=user_id).single()  # auto-commit
+                total += int(record["n"] or 0) if record else 0
+        return total
 
     # -- episodes: raw turns for BM25 (the full-text index memq_episode_text) -------------------
     def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
@@ -284,23 +316,26 @@ class Neo4jGraph:
         lucene = recall.lucene_query(user_id, query)
         if lucene is None:
             return []
-        rows = self._read("episode_text", user_id=user_id, query=lucene, k=k)
+        rows = [_from_ms(r) for r in
+                self._read("episode_text", user_id=user_id, query=lucene, k=k)]
         return [Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
-                    event_at=_native(r["event_at"]), created_at=_native(r["created_at"]),
+                    event_at=r["event_at"], created_at=r["created_at"],
                     source_turn_ids=[r["ref"]], role=r["role"], speaker=r["speaker"])
                 for r in rows]
 
     def search_memories(self, user_id: str, query: str, k: int) -> list[tuple[StoredMemory, float]]:
-        """Up to k of the user's current and superseded memories by BM25, with scores."""
+        """Up to k of the user's current and superseded memories by BM25, with scores (without
+        triples and entities: for ranking and hits)."""
         lucene = recall.lucene_query(user_id, query, field="content")
         if lucene is None:
             return []
         rows = self._read("memory_text", user_id=user_id, query=lucene, k=k)
-        return [(stored_memory(r["m"]), float(r["score"])) for r in rows]
+        return [(stored_memory(_from_ms(r["m"])), float(r["score"])) for r in rows]
 
     def superseded_sources(self, user_id: str) -> set[str]:
         """Turn refs that said what is no longer true (sources of superseded memories)."""
-        return {r["ref"] for r in self._read("superseded_sources", user_id=user_id)}
+        return {str(ref) for r in self._read("superseded_sources", user_id=user_id)
+                for ref in r["refs"]}
 
     # -- forgetting (workers.forget) -----------------------------------------------------------
     @staticmethod

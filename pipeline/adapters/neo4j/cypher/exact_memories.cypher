@@ -1,4 +1,9 @@
 // Current memories of the user with one of these normalised-text hashes.
 MATCH (m:Memory)
 WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
-RETURN m {.*} AS m
+// times as ISO strings: Python parses them ~20x faster than the driver hydrates
+// temporal values, to the same microsecond
+RETURN m {.*, valid_at: toString(m.valid_at), invalid_at: toString(m.invalid_at),
+            created_at: toString(m.created_at), updated_at: toString(m.updated_at),
+            expires_at: toString(m.expires_at),
+            last_accessed_at: toString(m.last_accessed_at)} AS m
