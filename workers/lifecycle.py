@@ -167,11 +167,9 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
     model = _user_model(user_id)
     wide = max(k * 3, 20)
-    # the four rankings and the superseded turns are read at once (I/O: latency is the
-    # slowest read, not their sum); the two dense ones wait for the query's vector
-    bm25_m = _reads().submit(graph.search_memories, user_id, query, wide)
-    bm25_e = _reads().submit(graph.search_episodes, user_id, query, wide)
-    superseded = _reads().submit(graph.superseded_sources, user_id)
+    # the graph's part (both BM25 rankings and the superseded turns, one round trip) and the
+    # dense ones are read at once: latency is the slowest read, not their sum
+    text = _reads().submit(graph.search_text, user_id, query, wide)
     vector = wiring.embedder_for(model).embed([query])[0]
     dense_e = _reads().submit(chroma.search, user_id, vector, model, wide)
     neighbors = chroma.nearest(user_id, vector, model, wide, fetch=1)
@@ -183,14 +181,15 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                      confidence=n.memory.confidence, status=str(n.memory.status)),
                  n.similarity) for score, n in scored]
     lexical = [(m, lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
-               for m, _ in bm25_m.result()]
+               for m, _ in text.result()[0]]
     bm25_memories = [Hit(id=m.id, type="memory", content=m.content, score=weight,
                          event_at=m.valid_at, created_at=m.created_at,
                          source_turn_ids=m.source_turn_ids, kind=str(m.kind),
                          confidence=m.confidence, status=str(m.status))
                      for m, weight in lexical if weight > 0]
-    hits = recall.fuse(memories, dense_e.result(), bm25_e.result(), k,
-                       superseded=superseded.result(), bm25_memories=bm25_memories)
+    _, bm25_episodes, superseded = text.result()
+    hits = recall.fuse(memories, dense_e.result(), bm25_episodes, k,
+                       superseded=superseded, bm25_memories=bm25_memories)
     recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
     if record and recalled:
         _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},

@@ -52,6 +52,12 @@ def _time(value: Any) -> Any:
     return _native(value)
 
 
+def _episode_hit(r: dict[str, Any]) -> Hit:
+    return Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
+               event_at=r["event_at"], created_at=r["created_at"], source_turn_ids=[r["ref"]],
+               role=r["role"], speaker=r["speaker"])
+
+
 _TIMES = frozenset({"valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
                     "last_accessed_at"})
 _MS_FIELDS = ("valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
@@ -316,12 +322,8 @@ class Neo4jGraph:
         lucene = recall.lucene_query(user_id, query)
         if lucene is None:
             return []
-        rows = [_from_ms(r) for r in
+        return [_episode_hit(_from_ms(r)) for r in
                 self._read("episode_text", user_id=user_id, query=lucene, k=k)]
-        return [Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
-                    event_at=r["event_at"], created_at=r["created_at"],
-                    source_turn_ids=[r["ref"]], role=r["role"], speaker=r["speaker"])
-                for r in rows]
 
     def search_memories(self, user_id: str, query: str, k: int) -> list[tuple[StoredMemory, float]]:
         """Up to k of the user's current and superseded memories by BM25, with scores (without
@@ -331,6 +333,23 @@ class Neo4jGraph:
             return []
         rows = self._read("memory_text", user_id=user_id, query=lucene, k=k)
         return [(stored_memory(_from_ms(r["m"])), float(r["score"])) for r in rows]
+
+    def search_text(self, user_id: str, query: str, k: int
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+        """What search needs from the graph in one round trip: up to k memories and up to k
+        raw turns by BM25 (as ``search_memories`` and ``search_episodes``), and the
+        superseded sources (``superseded_sources``)."""
+        memory_query = recall.lucene_query(user_id, query, field="content", bigrams=True)
+        episode_query = recall.lucene_query(user_id, query, bigrams=True)
+        if memory_query is None or episode_query is None:  # no words: no BM25
+            return [], [], self.superseded_sources(user_id)
+        (row,) = self._read("search_text", user_id=user_id, memory_query=memory_query,
+                            episode_query=episode_query, k=k)
+        memories = [(stored_memory(_from_ms(r["m"])), float(r["score"]))
+                    for r in sorted(row["memories"], key=lambda r: -r["score"])]
+        episodes = [_episode_hit(_from_ms(r))
+                    for r in sorted(row["episodes"], key=lambda r: -r["score"])]
+        return memories, episodes, {str(ref) for ref in row["superseded"]}
 
     def superseded_sources(self, user_id: str) -> set[str]:
         """Turn refs that said what is no longer true (sources of superseded memories)."""
