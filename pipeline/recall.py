@@ -24,7 +24,6 @@ from memq.pipeline.ports import Hit
 RRF_K = 60
 MAX_TERMS = 64
 _TERMS = re.compile(r"\w+", re.UNICODE)
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
 
 
 @dataclass(frozen=True)
@@ -41,27 +40,14 @@ def user_key(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode()).hexdigest()[:30]
 
 
-def cjk_bigrams(terms: Sequence[str]) -> list[str]:
-    """Adjacent pairs of CJK characters in these terms, as Lucene phrases: the english
-    analyzer indexes Chinese as single characters, so "王芳" as a phrase matches the two
-    characters side by side (a word), where the single characters match anywhere."""
-    pairs = []
-    for term in terms:
-        for run in _CJK_RUN.findall(term):
-            pairs += [f'"{run[i:i + 2]}"' for i in range(len(run) - 1)]
-    return list(dict.fromkeys(pairs))[:MAX_TERMS]
-
-
-def lucene_query(user_id: str, text: str, *, field: str = "text",
-                 bigrams: bool = False) -> str | None:
+def lucene_query(user_id: str, text: str, *, field: str = "text") -> str | None:
     """A Lucene query for ``text`` within the user's turns, or None if it has no words. Only
     word characters pass (no operator, wildcard or field syntax from user text), lower-cased
-    (AND, OR, NOT are words here). ``bigrams``: Chinese character pairs count as phrases too
-    (memq's search; the plain BM25 of the benchmark goes without)."""
+    (AND, OR, NOT are words here)."""
     terms = [t.lower() for t in _TERMS.findall(text)][:MAX_TERMS]
     if not terms:
         return None
-    words = " ".join(terms + (cjk_bigrams(terms) if bigrams else []))
+    words = " ".join(terms)
     if field != "text":  # memories: their content (a memory names its person)
         return f"+user_key:{user_key(user_id)} +{field}:({words})"
     return f"+user_key:{user_key(user_id)} +(text:({words}) speaker:({words}))"

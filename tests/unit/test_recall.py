@@ -66,14 +66,3 @@ def test_memories_found_by_bm25_alone_are_ranked_too() -> None:
     assert [h.id for h in hits] == ["m-bm25"]
     assert lucene_query("u1", "李娜住在哪里", field="content") == (
         f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")
-
-
-def test_chinese_character_pairs_become_phrases_only_when_asked() -> None:
-    plain = lucene_query("u1", "王芳在哪里工作? at Acme")
-    assert plain is not None and '"' not in plain  # the benchmark's plain BM25
-    query = lucene_query("u1", "王芳在哪里工作? at Acme", bigrams=True)
-    assert query is not None
-    assert '"王芳" "芳在" "在哪" "哪里" "里工" "工作"' in query
-    assert '"at' not in query and '"ac' not in query  # Latin words stay words
-    injected = lucene_query("u1", 'x" OR *:* "', bigrams=True)
-    assert injected == lucene_query("u1", "x OR", bigrams=True)

@@ -339,8 +339,8 @@ class Neo4jGraph:
         """What search needs from the graph in one round trip: up to k memories and up to k
         raw turns by BM25 (as ``search_memories`` and ``search_episodes``), and the
         superseded sources (``superseded_sources``)."""
-        memory_query = recall.lucene_query(user_id, query, field="content", bigrams=True)
-        episode_query = recall.lucene_query(user_id, query, bigrams=True)
+        memory_query = recall.lucene_query(user_id, query, field="content")
+        episode_query = recall.lucene_query(user_id, query)
         if memory_query is None or episode_query is None:  # no words: no BM25
             return [], [], self.superseded_sources(user_id)
         (row,) = self._read("search_text", user_id=user_id, memory_query=memory_query,
