@@ -155,6 +155,7 @@ def bench_dedupe(args: argparse.Namespace) -> None:
             if not args.chroma_only:
                 graph.apply(user, chunk, [], now, expected=None)
         plant = time.perf_counter() - t
+        time.sleep(args.settle)  # Chroma indexes what was just written in the background
         live = np.nonzero(current)[0]
         times: list[float] = []
         hits, total = {"near": 0, "far": 0}, {"near": 0, "far": 0}
@@ -480,6 +481,7 @@ def main() -> None:
     p.add_argument("--memories", default="1000,10000,50000,100000")
     p.add_argument("--batches", type=int, default=100)
     p.add_argument("--chroma-only", action="store_true", help="plant and read Chroma only")
+    p.add_argument("--settle", type=float, default=0.0, help="seconds between plant and measure")
     p.set_defaults(fn=bench_dedupe)
     p = sub.add_parser("enqueue")
     p.add_argument("--n", type=int, default=2000)
