@@ -172,7 +172,7 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     text = _reads().submit(graph.search_text, user_id, query, wide)
     vector = wiring.embedder_for(model).embed([query])[0]
     dense_e = _reads().submit(chroma.search, user_id, vector, model, wide)
-    neighbors = chroma.nearest(user_id, vector, model, wide, fetch=1)
+    neighbors = chroma.nearest(user_id, vector, model, wide)
     scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n)
                      for n in neighbors), key=lambda sn: -sn[0])
     memories = [(Hit(id=n.memory.id, type="memory", content=n.memory.content, score=score,

@@ -54,7 +54,6 @@ REGISTRY = "memq_models"  # one record per embedding model in use (id = model id
 # the model whose collections keep the plain names: the default (int8) variant's, as in every
 # release but one; other models (fp32, OpenAI) get suffixed collections of their own
 BASE_MODEL = "all-MiniLM-L6-v2-onnx-int8"
-FETCH = 4  # a dedupe query asks for FETCH x k neighbours, then keeps the current ones
 
 
 @contextmanager
@@ -299,45 +298,34 @@ class ChromaStores:
                 metadatas=[memory_metadata(m) for m in meta_only]))
 
     def _query(self, base: str, user_id: str, model_id: str, vectors: Sequence[Vector], n: int,
-               include: list[str], where: Where | None = None) -> Any:
+               include: list[str]) -> Any:
+        """The n nearest of each vector in the user's collection, unfiltered (None: none)."""
         col = self._lookup(self.collection_name(base, model_id, user_id))
         if col is None or not vectors:
             return None
 
         def query(c: Any) -> Any:
-            return c.query(query_embeddings=list(vectors), n_results=n, where=where,
-                           include=include)
+            return c.query(query_embeddings=list(vectors), n_results=n, include=include)
 
         return self._run(col, query, None)
 
-    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int, *,
-                fetch: int = FETCH) -> list[Neighbor]:
-        return self.nearest_many(user_id, [vector], model_id, k, fetch=fetch)[0]
+    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
+        return self.nearest_many(user_id, [vector], model_id, k)[0]
 
     def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str,
-                     k: int, *, fetch: int = FETCH) -> list[list[Neighbor]]:
-        """The user's k nearest current memories for each vector, in one request: the user's
-        index is searched unfiltered (fast, and no filter can starve it) for ``fetch`` x k,
-        the current ones kept; a query whose every neighbour was inactive asks again with
-        the status filter, which is not selective for the memories that matter here.
-        (``fetch`` 1: up to k, fewer when some of the k nearest are inactive: for search.)"""
-        include = ["documents", "metadatas", "distances"]
-        res = self._query(MEMORIES, user_id, model_id, vectors, fetch * k, include)
+                     k: int) -> list[list[Neighbor]]:
+        """The current memories among the user's k nearest, for each vector, in one request:
+        the user's index is searched unfiltered (fast, and no filter can starve it); fewer
+        than k when some of the k nearest are superseded or archived."""
+        res = self._query(MEMORIES, user_id, model_id, vectors, k,
+                          ["documents", "metadatas", "distances"])
         if res is None:
             return [[] for _ in vectors]
-        out: list[list[Neighbor]] = []
-        for q, vector in enumerate(vectors):
-            rows = list(zip(res["ids"][q], res["documents"][q], res["metadatas"][q],
-                            res["distances"][q], strict=True))
-            hits = [(i, d, m, dist) for i, d, m, dist in rows if m["status"] == "current"]
-            if len(hits) < k and len(rows) == fetch * k and fetch > 1:
-                again = self._query(MEMORIES, user_id, model_id, [vector], k, include,
-                                    where={"status": "current"})
-                hits = list(zip(again["ids"][0], again["documents"][0], again["metadatas"][0],
-                                again["distances"][0], strict=True)) if again else []
-            out.append([Neighbor(memory_from(i, d, m), 1.0 - float(dist))
-                        for i, d, m, dist in hits[:k]])
-        return out
+        return [[Neighbor(memory_from(i, d, m), 1.0 - float(dist))
+                 for i, d, m, dist in zip(res["ids"][q], res["documents"][q],
+                                          res["metadatas"][q], res["distances"][q], strict=True)
+                 if m["status"] == "current"]
+                for q in range(len(vectors))]
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str,
                 k: int) -> list[list[tuple[str, float]]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -44,7 +44,7 @@ def _native(value: Any) -> Any:
 
 
 def _time(value: Any) -> Any:
-    """A memory's time as a query returned it: an ISO string (see get_memories.cypher; a
+    """A time as a query returned it: an ISO string (see get_memories.cypher; a
     zone name after the offset, ``Z[UTC]``, is dropped: the offset fixes the instant) or a
     Neo4j temporal value."""
     if isinstance(value, str):
@@ -54,20 +54,13 @@ def _time(value: Any) -> Any:
 
 def _episode_hit(r: dict[str, Any]) -> Hit:
     return Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
-               event_at=r["event_at"], created_at=r["created_at"], source_turn_ids=[r["ref"]],
+               event_at=_time(r["event_at"]), created_at=_time(r["created_at"]),
+               source_turn_ids=[r["ref"]],
                role=r["role"], speaker=r["speaker"])
 
 
 _TIMES = frozenset({"valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
                     "last_accessed_at"})
-_MS_FIELDS = ("valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
-              "last_accessed_at", "event_at")
-
-
-def _from_ms(row: dict[str, Any]) -> dict[str, Any]:
-    """A row whose times a query returned as epoch milliseconds, with datetimes."""
-    return {k: datetime.fromtimestamp(v / 1000, UTC) if k in _MS_FIELDS and v is not None
-            else v for k, v in row.items()}
 
 
 def _memory_row(m: StoredMemory) -> dict[str, Any]:
@@ -322,22 +315,13 @@ class Neo4jGraph:
         lucene = recall.lucene_query(user_id, query)
         if lucene is None:
             return []
-        return [_episode_hit(_from_ms(r)) for r in
+        return [_episode_hit(r) for r in
                 self._read("episode_text", user_id=user_id, query=lucene, k=k)]
-
-    def search_memories(self, user_id: str, query: str, k: int) -> list[tuple[StoredMemory, float]]:
-        """Up to k of the user's current and superseded memories by BM25, with scores (without
-        triples and entities: for ranking and hits)."""
-        lucene = recall.lucene_query(user_id, query, field="content")
-        if lucene is None:
-            return []
-        rows = self._read("memory_text", user_id=user_id, query=lucene, k=k)
-        return [(stored_memory(_from_ms(r["m"])), float(r["score"])) for r in rows]
 
     def search_text(self, user_id: str, query: str, k: int
                     ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
         """What search needs from the graph in one round trip: up to k memories and up to k
-        raw turns by BM25 (as ``search_memories`` and ``search_episodes``), and the
+        raw turns by BM25 (as ``search_episodes``), and the
         superseded sources (``superseded_sources``)."""
         memory_query = recall.lucene_query(user_id, query, field="content")
         episode_query = recall.lucene_query(user_id, query)
@@ -345,9 +329,9 @@ class Neo4jGraph:
             return [], [], self.superseded_sources(user_id)
         (row,) = self._read("search_text", user_id=user_id, memory_query=memory_query,
                             episode_query=episode_query, k=k)
-        memories = [(stored_memory(_from_ms(r["m"])), float(r["score"]))
+        memories = [(stored_memory(r["m"]), float(r["score"]))
                     for r in sorted(row["memories"], key=lambda r: -r["score"])]
-        episodes = [_episode_hit(_from_ms(r))
+        episodes = [_episode_hit(r)
                     for r in sorted(row["episodes"], key=lambda r: -r["score"])]
         return memories, episodes, {str(ref) for ref in row["superseded"]}
 

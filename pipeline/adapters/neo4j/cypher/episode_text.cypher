@@ -1,8 +1,8 @@
 // BM25 over one user's raw turns: $query already requires the user's key (Neo4jGraph).
-// Times as epoch milliseconds (cheaper for the driver than temporal values).
+// Times as ISO strings (cheaper for the driver than temporal values).
 CALL db.index.fulltext.queryNodes('memq_episode_bm25', $query, {limit: $k})
 YIELD node, score
 WHERE node.user_id = $user_id
 RETURN node.id AS id, node.text AS text, node.role AS role, node.speaker AS speaker,
-       node.ref AS ref, node.event_at.epochMillis AS event_at,
-       node.created_at.epochMillis AS created_at, score
+       node.ref AS ref, toString(node.event_at) AS event_at,
+       toString(node.created_at) AS created_at, score

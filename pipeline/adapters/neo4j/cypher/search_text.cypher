@@ -1,7 +1,7 @@
 // What search reads from the graph, in one round trip: BM25 over the user's memories
 // (current and superseded) and over their raw turns ($memory_query / $episode_query already
 // require the user's key), and the turns that said what is no longer true (sources of the
-// user's superseded memories). Times as epoch milliseconds (cheap for the driver to decode).
+// user's superseded memories). Times as ISO strings (cheap for the driver to decode).
 CALL {
   CALL db.index.fulltext.queryNodes('memq_memory_bm25', $memory_query, {limit: $k})
   YIELD node, score
@@ -9,18 +9,18 @@ CALL {
   RETURN collect({score: score, m: node {
     .id, .user_id, .content, .kind, .confidence, .importance, .source_turn_ids, .status,
     .embedding_model, .scope, .session_id,
-    valid_at: node.valid_at.epochMillis, invalid_at: node.invalid_at.epochMillis,
-    created_at: node.created_at.epochMillis, updated_at: node.updated_at.epochMillis,
-    expires_at: node.expires_at.epochMillis,
-    last_accessed_at: node.last_accessed_at.epochMillis}}) AS memories
+    valid_at: toString(node.valid_at), invalid_at: toString(node.invalid_at),
+    created_at: toString(node.created_at), updated_at: toString(node.updated_at),
+    expires_at: toString(node.expires_at),
+    last_accessed_at: toString(node.last_accessed_at)}}) AS memories
 }
 CALL {
   CALL db.index.fulltext.queryNodes('memq_episode_bm25', $episode_query, {limit: $k})
   YIELD node, score
   WHERE node.user_id = $user_id
   RETURN collect({id: node.id, text: node.text, role: node.role, speaker: node.speaker,
-                  ref: node.ref, event_at: node.event_at.epochMillis,
-                  created_at: node.created_at.epochMillis, score: score}) AS episodes
+                  ref: node.ref, event_at: toString(node.event_at),
+                  created_at: toString(node.created_at), score: score}) AS episodes
 }
 CALL {
   MATCH (m:Memory {user_id: $user_id, status: 'superseded'})
