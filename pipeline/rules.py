@@ -19,6 +19,17 @@ Coverage, predicate (kind): English / Chinese
   be concise", "remember/note that X" (rewritten in the third person), "always/never X" /
   以后请用中文回答, (请)记住X
 
+* diet, takes_medication, has_condition, has_relative, has_pet, plans_trip_to, has_goal,
+  speaks, age (fact/profile): "I'm vegan", "I take metformin", "I have celiac disease", "my wife,
+  Grace, …", "my kids are A and B", "I have a dog named A and a cat named B", "next Friday I fly
+  to Oslo", "I'm training for X", "I speak X and Y", "I'm 34" / 我吃素, 我每天吃二甲双胍,
+  我乳糖不耐受, 我老公叫X，…, 我家有两只猫，一只叫A，一只叫B, 下个月我要去成都, 我在准备X,
+  我会说X和Y, 我今年28岁
+
+Clauses share the user as subject ("I live in Oslo and work at X", "我已经离职了，现在在X上班");
+a fronted time moves behind the clause ("Next Friday I fly …"); a statement before a tag
+question is kept ("Heading to Lisbon next month, any tips?"); a standing request phrased as a
+question is an instruction ("Could you always keep replies short?").
 Nothing from greetings, thanks, questions, hypotheticals ("if I were", 假如 …) or turns with a
 joke ("haha", 哈哈, 😂 …). Hedged sentences ("maybe", "I think", 可能 …) get
 :data:`HEDGED_CONFIDENCE`, under the downstream gate. English input gives "The user …."
@@ -63,18 +74,167 @@ def _rule(pattern: str, kind: Kind, predicate: str, template: str, confidence: f
 
 
 _P, _F, _I, _R = Kind.PROFILE, Kind.FACT, Kind.INSTRUCTION, Kind.PREFERENCE
-_PROD = r"(?:production|prod)(?: (?:servers?|environment|env|stack|cluster|machines|infra))?"
+_PROD = (r"(?:production|prod)(?: (?:servers?|environment|env|stack|cluster|machines|infra"
+         r"|database|db|boxe?s?|nodes|hosts))?")
 _MOVED = r"(?:moved|migrated|switched|upgraded|changed)"
 _PERSIST = r"(?=.*\b(?:always|from now on|going forward|in (?:the )?future)\b)"
 _LEADIN = r"(?:(?:please|from now on|going forward|in (?:the )?future|always),? )*"
 _STYLES = r"short|brief|concise|terse|succinct|detailed|simple|formal|casual"
 _LANGS = r"中文|汉语|英文|英语|日语|日文|韩语|法语|德语|西班牙语"
+_NAME = r"(?-i:[A-Z])[a-z]+"  # one capitalised given name
+_REL = (r"(?:(?:step|half-|twin |younger |older |little |big |baby )?(?:sister|brother|mother"
+        r"|mom|mum|father|dad|daughter|son|wife|husband|partner|girlfriend|boyfriend"
+        r"|fianc[eé]e?|cousin|aunt|uncle|niece|nephew|grandma|grandmother|grandpa|grandfather"
+        r"|grandson|granddaughter)(?:-in-law)?)")
+_RELS = r"kids|children|sons|daughters|twins|sisters|brothers|parents|grandkids"
+_ANIMAL = (r"(?:dog|puppy|pup|cat|kitten|rabbit|bunny|hamster|parrot|bird|budgie|cockatiel"
+           r"|horse|pony|turtle|tortoise|fish|goldfish|guinea pig|ferret|gecko|lizard|snake"
+           r"|chicken|hen|rat|mouse|retriever|lab|labrador|poodle|terrier|spaniel|collie"
+           r"|shepherd|husky|corgi|beagle|pug|dachshund|bulldog|chihuahua|greyhound|doodle"
+           r"|schnauzer|tabby|siamese|ragdoll|sphynx|maine coon)")
+_DRUG = (r"(?:[\w-]*(?:pril|sartan|statin|formin|azole|olol|dipine|xetine|pram|tidine|cillin"
+         r"|cycline|thyroxine)|insulin|ibuprofen|paracetamol|aspirin|melatonin|lithium|adderall"
+         r"|ritalin|prozac|zoloft|lexapro|wellbutrin|antidepressants|antihistamines|birth control"
+         r"|the pill|blood thinners|vitamin [\w-]+|[\w -]*?(?:medication|medicine|meds|pills"
+         r"|tablets|inhaler|supplements?))")
+_DIET = (r"vegetarian|vegan|pescatarian|plant-based|gluten-free|dairy-free|keto|paleo|kosher"
+         r"|halal")
+_CONDITION = (r"[\w' -]*?(?:itis|osis|emia|disease|disorder|syndrome|deficiency|intolerance"
+              r"|diabetes|cancer|apnea|apnoea)")
+_FUTURE = (r"(?:next|this coming|this) (?:week|weekend|month|year|summer|winter|spring|fall"
+           r"|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|tonight"
+           r"|in (?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?"
+           r"|months?)|later this (?:week|month|year)|(?:in|on) (?-i:[A-Z])\w+")
+_TIME_EN = (rf"(?:{_FUTURE}|(?:last|this) (?:week|weekend|month|year|summer|winter|spring"
+            r"|fall|autumn)|yesterday|today|recently|lately|these days|earlier this (?:week"
+            r"|month|year)|a few (?:days|weeks|months|years) ago|\w+ (?:days|weeks|months|years)"
+            r" ago)")
+_TIME_ZH = (r"(?:下个?月|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?"
+            r"|明年|明天|后天|今年|去年|前年"
+            r"|上个?月|上(?:个)?(?:周|星期)[一二三四五六日天末]?|这个?(?:周末|月底|月|暑假|寒假)"
+            r"|(?:春节|国庆节?|五一|十一|元旦|中秋|暑假|寒假)(?:期间|的时候)?|月底|年底|过几天|周末"
+            r"|(?:春天|夏天|秋天|冬天)|[一二三四五六七八九十\d]+月(?:份|底|初)?|最近|刚刚?)")
+_FUT_ZH = (r"(?:下个?月|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?"
+           r"|明年|明天|后天|(?:这个?|今年)"
+           r"(?:周末|月底|暑假|寒假|国庆|春节|五一|十一)|(?:春节|国庆节?|五一|十一|元旦|中秋|暑假"
+           r"|寒假)(?:期间|的时候)?|月底|年底|过几天|[一二三四五六七八九十\d]+月(?:份|底|初)?)")
+_PLACE_ZH = r"[^，,]{1,10}?"
+_NOT_A_TRIP_ZH = (r"(?:看|吃|玩|买|打|逛|参加|上|做|找)|.*(?:超市"
+                  r"|商场|公司|医院|学校|银行|健身房|单位"
+                  r"|办公室|家|店|上班|买|吃|看病|见|了)")  # errands, not trips
+_TRIP_TAIL_ZH = (r"(?:(?:旅行|旅游|出差|玩|度假|开会|参加|看|过"
+                 r"|探亲|转转|逛逛|待|住|见|参观|上学|读书"
+                 r"|办事|滑雪|徒步|爬)[^，,]*)?(?:[，,].*)?")
+_REL_ZH = (r"(?:双胞胎)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸"
+           r"|父亲|女儿|闺女|儿子|妻子|老婆|媳妇|太太"
+           r"|丈夫|老公|先生|爱人|对象|男朋友|女朋友|男友|女友|未婚妻|未婚夫|表妹|表姐|表哥|表弟|堂哥"
+           r"|堂姐|堂弟|堂妹|外婆|外公|奶奶|爷爷|姥姥|姥爷|婆婆|公公|岳母|岳父|侄子|侄女|外甥女?|孩子)")
+_ANIMAL_ZH = (r"(?:狗狗?|猫咪?|小狗|小猫|兔子|仓鼠|鹦鹉|乌龟|金鱼"
+              r"|柯基|柴犬|金毛|泰迪|哈士奇|布偶猫|橘猫|英短)")
+_DRUG_ZH = r"[\u4e00-\u9fffA-Za-z]+?(?:药|素|片|胶囊|双胍|他汀|沙坦|地平|洛尔|颗粒)"
+_ACT_ZH = (r"(?:爬山|游泳|跑步|钓鱼|健身|骑车|骑行|滑雪|徒步|露营"
+           r"|瑜伽|冲浪|潜水|攀岩|跳舞|唱歌|画画|下棋"
+           r"|看书|读书|拍照|摄影|打(?:篮球|羽毛球|网球|乒乓球|高尔夫|游戏|台球)|踢(?:足球|球)"
+           r"|弹(?:吉他|钢琴))")
+_ROLE_ZH = (r"[^，,]{0,8}?(?:经理|师|员|开发|设计|运营|销售"
+            r"|产品|顾问|医生|护士|老师|律师|会计|主管|总监"
+            r"|助理|编辑|记者|实习生|测试|专员|分析)")
+_LATIN = r"[A-Za-z0-9][A-Za-z0-9_.+#-]*(?: [A-Za-z0-9][A-Za-z0-9_.+#-]*)*"  # "GitLab CI"
+_PLACE = r"(?-i:[A-Z][a-z]+)(?:[ -](?-i:[A-Z][a-z]+))*"  # "New York", not "MySQL"
 
 RULES: tuple[Rule, ...] = (
     # English: names, statements of change, family, health and events first (specific)
     _rule(r"(?:I'm|I am|it's|this is|my name is) (?P<obj>(?-i:[A-Z])[a-z]+)(?: again| here)?",
           _P, "name", "The user's name is {Obj}.", 0.9, 0.8, "{Obj}",
           reject=r"(?:sorry|fine|good|back|done|here|ok|okay|not|so|just|still|also|really)$"),
+    # English: diet, medication, conditions (before "I'm a/an X" takes them as a role)
+    _rule(rf"I(?:'m| am|'ve been| have been| went| became| turned)(?: (?:now|strictly|mostly"
+          rf"|fully|basically|also|been))* (?:an? )?(?P<obj>{_DIET})(?:[ ,].*)?",
+          _F, "diet", "The user is {obj}.", 0.9, 0.7),
+    _rule(r"I(?:'m| am) (?:on|doing|following) (?:a|the) (?P<obj>[\w-]+(?: [\w-]+)?) diet(?: .*)?",
+          _F, "diet", "The user follows a {obj} diet.", 0.85, 0.7, "{obj} diet"),
+    _rule(r"I (?:don't|do not|never|no longer) eat (?P<obj>(?:red )?meat|pork|beef|fish|seafood"
+          r"|dairy|eggs|gluten|sugar)(?: .*)?", _F, "diet", "The user does not eat {obj}.",
+          0.85, 0.7, "no {obj}"),
+    _rule(rf"I(?:'m| am)(?: (?:currently|now|still|also))* on (?P<obj>{_DRUG}(?:,? [\w-]+)?)"
+          r"(?: (?:for|since|every|daily|twice|now) .*)?", _F, "takes_medication",
+          "The user takes {obj}.", 0.85, 0.8),
+    _rule(rf"I(?: (?:also|still|now|have to|need to|must))* take (?P<obj>{_DRUG})(?: .*)?",
+          _F, "takes_medication", "The user takes {obj}.", 0.85, 0.8),
+    _rule(r"I(?:'m| am|'ve been| have been| was| got)(?: just| recently)? (?:prescribed|put on"
+          r"|started on) (?P<obj>.+?)(?: (?:for|by|last|this|a few) .*)?", _F, "takes_medication",
+          "The user takes {obj}.", 0.85, 0.8),
+    _rule(rf"I(?:'ve| have)(?: got| had)?(?: (?:mild|severe|chronic|early))?"
+          rf" (?:an? )?(?P<obj>(?!been |no |never |read |heard |seen ){_CONDITION})(?: .*)?",
+          _F, "has_condition", "The user has {obj}.", 0.85, 0.8),
+    # English: family and pets, named or not, one or two names
+    _rule(rf"(?:my|our) (?:two |three |four )?(?P<rel>{_RELS})(?: are|,)? (?:called |named )?"
+          rf"(?P<obj>{_NAME})(?:,? and (?P<obj2>{_NAME}))?(?:[ ,].*)?",
+          _F, "has_relative", "The user's {rel} include {obj}.", 0.85, 0.7,
+          also=(("has_relative", "{obj2}", "obj2"),)),
+    _rule(rf"I(?:'ve| have)(?: got)? (?:a|an|one) (?P<rel>{_REL}) (?:named|called) (?P<obj>{_NAME})"
+          r"(?:[ ,].*)?", _F, "has_relative", "The user's {rel} is {obj}.", 0.85, 0.7),
+    _rule(rf"I(?:'ve| have)(?: got)? (?P<n>a|an|one|two|three|four|five|\d) (?P<obj>{_REL}s?"
+          rf"|{_RELS})(?: (?:named|called|,) (?P<names>.+)| (?:who|and|in|at|living) .*)?",
+          _F, "has_relative", "The user has {n} {obj}.", 0.85, 0.7),
+    _rule(rf"(?:I|we)(?:'ve| have)?(?: (?:just|finally|also|recently|got))* (?:have|got|adopted"
+          rf"|rescued|bought|own) (?:a|an|another|our first|two|three) (?:new )?(?:[\w-]+ )?"
+          rf"(?P<animal>{_ANIMAL})(?:s|es)?(?: [\w ]+?)??(?:,? (?:named|called)|,? (?:and )?(?:his"
+          rf"|her|its) name is|,) (?P<obj>{_NAME})(?: and (?:a"
+          rf"|an) (?:[\w-]+ )?{_ANIMAL} (?:named|called)"
+          rf"| and)?(?: (?P<obj2>{_NAME}))?(?:[ ,].*)?", _F, "has_pet",
+          "The user has a {animal} named {obj}.", 0.9, 0.7, "{obj}",
+          also=(("has_pet", "{obj2}", "obj2"),)),
+    _rule(rf"(?:I|we)(?:'ve| have)?(?: (?:just|finally|also|recently|got))* (?:have|got|adopted"
+          rf"|rescued|own) (?P<n>a|an|two|three|four|\d|a couple of) (?:new )?(?:[\w-]+ )?"
+          rf"(?P<obj>{_ANIMAL}(?:s|es)?)(?: .*)?", _F, "has_pet", "The user has {n} {obj}.",
+          0.85, 0.7),
+    _rule(rf"(?:I |we )?(?:named|called) (?:him|her|it) (?P<obj>{_NAME})(?: .*)?", _F, "has_pet",
+          "The user has a pet named {obj}.", 0.85, 0.7),
+    # English: work, home, trips, habits, goals, languages
+    _rule(r"I(?:'ve| have)? accepted (?:a|an|the) (?:job )?offer (?:from|at) (?P<obj>.+?)"
+          r"(?: (?:and|so|to|as) .*)?", _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
+    _rule(r"I(?:'ve| have| had)?(?: been)? (?:work|working|worked) (?:at|for) (?P<obj>.+?)"
+          r" (?:for (?:the )?(?:past |last |about |almost |over |nearly )?\w+ (?:years?|months?)"
+          r"|since) .*", _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
+    _rule(r"I(?:'ve| have)(?: been)? (?:lived|living) in (?P<obj>.+?)"
+          r"(?: (?:for|since) .*)?", _P, "lives_in", "The user lives in {obj}.", 0.85, 0.7),
+    _rule(r"I (?:work|live)(?: (?:remotely|mostly|mainly|now))? (?:from|out of) "
+          r"(?P<obj>(?-i:[A-Z])[\w -]+?)(?:[ ,].*)?", _P, "lives_in", "The user lives in {obj}.",
+          0.85, 0.7),
+    _rule(rf"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|officially))* (?:moved"
+          rf"|relocated)(?: (?:back|down|up|out|over|away))? from (?P<old>{_PLACE}) to "
+          rf"(?P<obj>{_PLACE})(?: .*)?", _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7),
+    _rule(rf"(?:(?:I(?:'m| am|'ll| will)|we(?:'re| are|'ll| will)) |I |we )?(?:fly|flying|head"
+          rf"|heading|travel|travell?ing|drive|driving|leave for|leaving for|fly out|flying out)"
+          rf" (?:out |back |over |down |up )?"
+          rf"to (?P<obj>{_PLACE})(?: (?:in|on|next|this|for|tomorrow|tonight|later|at|with|to)"
+          r" .*)?", _F, "plans_trip_to", "The user plans a trip to {obj}.", 0.85, 0.6),
+    _rule(rf"(?:I(?:'m| am)|we(?:'re| are)|I(?:'ll| will) be|we(?:'ll| will) be) (?:going to"
+          rf"|visiting|in) (?P<obj>{_PLACE}) (?:{_FUTURE})\b.*", _F, "plans_trip_to",
+          "The user plans a trip to {obj}.", 0.85, 0.6),
+    _rule(r"I(?:'m| am) (?:training for|saving (?:up )?for|working towards) (?P<obj>.+?)"
+          r"(?: (?:in|on|next|this|by) .*)?", _F, "has_goal", "The user is aiming for {obj}.",
+          0.85, 0.6),
+    _rule(r"my (?:main |big |biggest )?goal(?: this year| for \w+)? is to (?P<obj>.+)",
+          _F, "has_goal", "The user's goal is to {obj}.", 0.85, 0.6),
+    _rule(rf"I(?: also| still)? speak (?P<obj>{_NAME})(?:,? and (?P<obj2>{_NAME}))?(?: (?:fluently"
+          r"|natively|well|fluent|a little|some))?", _F, "speaks", "The user speaks {obj}.",
+          0.85, 0.6, also=(("speaks", "{obj2}", "obj2"),)),
+    _rule(rf"I(?:'m| am) (?:fluent in|a native) (?P<obj>{_NAME})(?: speaker)?",
+          _F, "speaks", "The user speaks {obj}.", 0.85, 0.6),
+    _rule(r"I(?: (?:usually|often|regularly|also|still))* (?:play|do|practi[cs]e) (?P<obj>(?:the )?"
+          r"[\w ]+?) (?:every|each|on|most|twice|once|three times|a few times|regularly"
+          r"|whenever|at weekends|after work|before work)\b.*", _R, "likes",
+          "The user likes {obj}.", 0.85, 0.6),
+    _rule(r"I(?: (?:usually|often|regularly|also|still))* go (?P<obj>[a-z]+ing)(?: .*)?",
+          _R, "likes", "The user likes {obj}.", 0.85, 0.6),
+    _rule(r"(?P<obj>[\w' -]+?) (?:is|are) my go-to(?: .*)?", _R, "prefers",
+          "The user prefers {obj}.", 0.85, 0.6, reject=r"(?:it|this|that|which|what)$"),
+    _rule(r"I(?:'m| am| just turned| turned) (?P<obj>\d{1,2})(?: years? old)?(?: (?:now|today|this"
+          r" year|last \w+))?", _P, "age", "The user is {obj} years old.", 0.85, 0.6),
+    _rule(r"(?:please )?keep (?:it|things|them) (?P<obj>short|brief|concise|simple)(?: .*)?",
+          _I, "answer_style", "The user wants {obj} answers.", 0.85, 0.9),
     _rule(r"(?:I'm|I am) (?:an?|the) (?P<role>[a-z][\w -]*?) (?:at|for|with) "
           r"(?P<obj>(?-i:[A-Z])[\w&.' -]+)", _P, "works_at",
           "The user works at {obj} as {role}.", 0.9, 0.7, also=(("role", "{role}", "role"),)),
@@ -91,20 +251,27 @@ RULES: tuple[Rule, ...] = (
     _rule(r"I(?:'ve| have) been (?:at|with) (?P<obj>(?-i:[A-Z])[\w&.' -]+?) for (?:about |almost "
           r"|over |nearly |around )?\w+ (?:years?|months?)(?: now)?",
           _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
-    _rule(r"I left (?P<old>.+?) and (?:joined|moved to|started at) (?P<obj>(?-i:[A-Z]).+)",
+    _rule(r"I left (?P<old>.+?) and (?:joined|moved to"
+          r"|started at) (?P<obj>(?:(?:a|an) (?:[\w-]+ ){1,3}?"
+          r"(?:called|named) )?(?-i:[A-Z]).+)",
           _P, "works_at", "The user works at {obj}.", 0.9, 0.7),
     _rule(r"(?:so )?I quit (?P<old>.+?)(?:\. | and )now I(?:'m| am) at (?P<obj>(?-i:[A-Z]).+)",
           _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
     _rule(r"now I(?:'m| am) at (?P<obj>(?-i:[A-Z])[\w&.' -]+?)(?: and .*)?",
           _P, "works_at", "The user works at {obj}.", 0.85, 0.7),
-    _rule(r"I love (?:all|every|most)(?: kinds of| types of| sorts of)? (?P<cats>[^,]+), but"
-          r" (?P<obj>.+?) (?:is|are) (?:my|the) (?:absolute )?favou?rites?",
+    _rule(r"I(?: really)? (?:love|like|enjoy|adore) (?:all|every|most|pretty much all)(?: kinds"
+          r" of| types of| sorts of)? (?P<cats>[^,]+?),? but my (?:absolute |all-time )?"
+          r"favou?rite (?:is|has to be) (?P<obj>.+)",
+          _R, "favourite", "The user's favourite among {cats} is {obj}.", 0.9, 0.7),
+    _rule(r"I(?: really)? (?:love|like|enjoy|adore) (?:all|every|most|pretty much all)(?: kinds"
+          r" of| types of| sorts of)? (?P<cats>[^,]+?),? but (?P<obj>.+?) (?:is|are) (?:my|the)"
+          r" (?:absolute |all-time )?favou?rites?",
           _R, "favourite", "The user's favourite among {cats} is {obj}.", 0.9, 0.7),
     _rule(r"(?:my )?favou?rite (?P<cat>[\w ]+?) (?:is|are) (?P<obj>.+)",
           _R, "favourite", "The user's favourite {cat} is {obj}.", 0.9, 0.7,
           reject=r"(?:not|probably|maybe)\b"),
     _rule(r"(?P<obj>[\w' -]+?) (?:is|are) my (?:absolute )?favou?rite(?: (?P<cat>[\w ]+?))?"
-          r"(?: in the world| of all time| ever| hands down)*",
+          r"(?:,? (?:in the world|of all time|ever|hands down))*",
           _R, "favourite", "The user's favourite {cat} is {obj}.", 0.85, 0.7,
           reject=r"(?:it|this|that|which|what|who|he|she|they|you)$"),
     _rule(r"(?P<obj>[\w' -]+?) is something I(?: really| truly| genuinely)* care(?: deeply| a lot)?"
@@ -117,7 +284,7 @@ RULES: tuple[Rule, ...] = (
           r"|apartment|house|home|condo)) in (?P<obj>(?-i:[A-Z]).+)",
           _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7),
     _rule(r"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|already|officially))*"
-          r" (?:moved|relocated) (?:to|into) (?P<obj>.+)",
+          r" (?:moved|relocated)(?: (?:back|over|out|down|up|away))? (?:to|into) (?P<obj>.+)",
           _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7,
           reject=r"(?:a |an |the |my |our )?(?:new )?(?:place|flat|apartment|house|home|office"
           r"|room|desk)\b"),
@@ -157,12 +324,11 @@ RULES: tuple[Rule, ...] = (
           r" first) (?:new )?(?:[\w-]+ )?(?P<animal>dog|puppy|cat|kitten|rabbit|hamster|parrot"
           r"|bird|horse|turtle|fish)s? (?:named|called) (?P<obj>[^\s,.!]+)(?: .*)?",
           _F, "has_pet", "The user has a {animal} named {obj}.", 0.9, 0.7, "{obj}"),
-    _rule(r"(?:.*\b)?(?:my|our) (?:[\w-]+ )?(?P<animal>dog|puppy|cat|kitten|rabbit|hamster"
-          r"|parrot|bird|horse|turtle) (?P<obj>(?-i:[A-Z])[a-z]+)(?: .*)?",
+    _rule(rf"(?:.*\b)?(?:my|our) (?:[\w-]+ )?(?P<animal>{_ANIMAL})(?:'s name is| is (?:called"
+          rf"|named)|,)? (?P<obj>{_NAME})(?:[ ,].*)?",
           _F, "has_pet", "The user has a {animal} named {obj}.", 0.85, 0.7, "{obj}"),
-    _rule(r"my (?P<rel>sister|brother|mother|mom|mum|father|dad|daughter|son|wife|husband"
-          r"|partner|girlfriend|boyfriend|cousin|aunt|uncle|grandma|grandmother|grandpa"
-          r"|grandfather)(?:'s name is|,)? (?P<obj>(?-i:[A-Z])[a-z]+)(?: .*)?",
+    _rule(rf"my (?P<rel>{_REL})(?:'s name is| is (?:called|named)|,)? (?P<obj>{_NAME})"
+          r"(?:[ ,].*)?",
           _F, "has_relative", "The user's {rel} is {obj}.", 0.85, 0.7, "{obj}"),
     _rule(r"I(?:'ve| have|'m| am)? ?(?:been |started |just started )?learning(?: to play| how to"
           r" play| to speak| to)? (?:the )?(?P<obj>.+?)(?: for (?:a few|several|two|three|some"
@@ -209,7 +375,7 @@ RULES: tuple[Rule, ...] = (
           r" paragraphs|plain english|one sentence)", _I, "answer_style",
           "The user wants answers in {obj}.", 0.85, 0.9),
     _rule(r"(?:please )?keep (?:your )?(?:answers|replies|responses) (?P<obj>short|brief|concise"
-          r"|simple)(?: please)?", _I, "answer_style", "The user wants {obj} answers.",
+          r"|simple)(?:,? please)?", _I, "answer_style", "The user wants {obj} answers.",
           0.85, 0.9),
     _rule(r"(?:please )?(?:answer|reply|respond|write)(?: to me)? in (?P<obj>English|Spanish|French"
           r"|German|Italian|Portuguese|Dutch|Chinese|Japanese|Korean|Russian|Arabic|Hindi)"
@@ -271,13 +437,88 @@ RULES: tuple[Rule, ...] = (
     _rule(r"(?:please )?(?:(?:remember|keep in mind|don't forget|do not forget)(?: that)?"
           r"|note(?: that|:))[:,]? (?P<obj>.+)", _I, "remembers", "{Obj}.", 0.95, 0.9, "{Obj}"),
     _rule(r"(?:please )?(?P<adv>always|never) (?P<obj>.+)", _I, "remembers",
-          "The user wants the assistant to {adv} {obj}.", 0.85, 0.9, "{adv} {obj}"),
+          "The user wants the assistant to {adv} {obj}.", 0.85, 0.9, "{adv} {obj}",
+          reject=r"mind\b"),
     # Chinese: names, statements of change, family, health and events first
     _rule(r"我是(?P<obj>[\u4e00-\u9fff]{2,3})[，,](?:叫我|你可以叫我).*", _P, "name",
           "用户叫{obj}。", 0.9, 0.8),
+    # Chinese: diet, medication, conditions (before 我是X takes them as a role)
+    _rule(r"我(?:已经|一直|从小|现在|目前|平时|基本)*(?P<obj>吃素|吃全素|不吃肉|不吃猪肉|不吃牛肉|不吃辣"
+          r"|不吃海鲜|戒糖|控糖|生酮饮食)(?:[^，,]*)(?:[，,].*)?",
+          _F, "diet", "用户{obj}。", 0.9, 0.7),
+    _rule(r"我是(?:一[个名位])?(?P<obj>素食主义者|素食者|纯素食者)", _F, "diet", "用户是{obj}。",
+          0.9, 0.7),
+    _rule(rf"我(?:每天|每晚|每周|早上|晚上|早晚|睡前|饭后|一直|长期|都|要|在|得|需要|还|也|定期|按时)*"
+          rf"(?:吃|服用|服|打)(?P<obj>{_DRUG_ZH})[^，,]*(?:[，,].*)?", _F, "takes_medication",
+          "用户服用{obj}。", 0.85, 0.8, reject=r"了|一|两|三|几|药$"),
+    _rule(rf"我(?:{_TIME_ZH}|从小就?|一直|也)*被?(?:查出了?|检查出(?:了|来)?|确诊了?|诊断出|有|患有"
+          r"|得了|得过)(?:有|患有)?(?P<obj>[\u4e00-\u9fff]{1,8}?(?:病|症|炎|综合征|结节|囊肿|结石|癌"
+          r"|哮喘|不耐受))(?:[，,].*)?", _F, "has_condition", "用户患有{obj}。", 0.85, 0.8,
+          reject=r"毛病|.*问题"),
+    _rule(r"我(?:有点|有些|是)?(?P<obj>[\u4e00-\u9fff]{1,4}不耐受)(?:[，,].*)?",
+          _F, "has_condition",
+          "用户{obj}。", 0.9, 0.8),
+    # Chinese: family and pets
+    _rule(rf"我的?(?P<rel>{_REL_ZH})(?:的名字)?叫(?P<obj>[\u4e00-\u9fff]{{1,4}})(?:[，,].*)?",
+          _F, "has_relative", "用户的{rel}叫{obj}。", 0.9, 0.7),
+    _rule(rf"我的?(?P<rel>{_REL_ZH})[^，,]*[，,](?:他|她)?(?:叫|名叫|名字叫)"
+          r"(?P<obj>[\u4e00-\u9fff]{1,4})(?:[，,].*)?", _F, "has_relative", "用户的{rel}叫{obj}。",
+          0.85, 0.7),
+    _rule(rf"我有(?:一个|一位|个|两个|三个|一对)(?P<obj>{_REL_ZH})(?:[，,].*)?", _F, "has_relative",
+          "用户有{obj}。", 0.85, 0.7),
+    _rule(rf"我(?:的|家的?|们家的?)(?P<animal>{_ANIMAL_ZH})(?:的名字)?叫(?P<obj>[^，,]+)(?:[，,].*)?",
+          _F, "has_pet", "用户有一只{animal}，叫{obj}。", 0.9, 0.7),
+    _rule(r"(?:我们家|我家|我)(?:有|养了)(?:两|三|几)只(?P<animal>[^，,]+?)[，,](?:一只|一个|大的|老大)叫"
+          r"(?P<obj>[^，,]+)[，,](?:一只|另一只|一个|小的|老二)叫(?P<obj2>[^，,]+)", _F, "has_pet",
+          "用户有一只{animal}，叫{obj}。", 0.9, 0.7, also=(("has_pet", "{obj2}", "obj2"),)),
+    # Chinese: work, home, trips, tools, habits, goals, languages, age
+    _rule(rf"我(?:现在|目前)?在[^，,]*一(?:家|个|所)[^，,]*?(?:做|当|担任)(?P<obj>{_ROLE_ZH})",
+          _P, "role", "用户是{obj}。", 0.85, 0.8),
+    _rule(rf"我(?:现在|目前|一直)?在(?P<obj>[^，,]+?)(?:做|当|担任)(?P<role>{_ROLE_ZH})",
+          _P, "works_at", "用户在{obj}工作，是{role}。", 0.85, 0.7, reject=r"家|这|那",
+          also=(("role", "{role}", "role"),)),
+    _rule(rf"我(?:现在|目前|一直|主要)?(?:做|当|担任)(?P<obj>{_ROLE_ZH})(?:[，,].*)?",
+          _P, "role", "用户是{obj}。", 0.85, 0.8),
+    _rule(r"我(?:现在|目前|已经)?在(?P<obj>[^，,]+?)(?:定居|安家|落户|生活)了?(?:[，,].*)?",
+          _P, "lives_in", "用户住在{obj}。", 0.85, 0.7, reject=r"这|那"),
+    _rule(rf"我们?(?:{_TIME_ZH}|已经|终于)*搬(?:进|到)了?新(?:家|房子?)[，,]?(?:在|位于)(?P<obj>[^，,]+)",
+          _P, "lives_in", "用户住在{obj}。", 0.85, 0.7),
+    _rule(r"我(?:家|们家)(?:现在)?在(?P<obj>[^，,]+?)(?:[，,].*)?",
+          _P, "lives_in", "用户住在{obj}。",
+          0.85, 0.7, reject=r".*(?:楼|层|号|附近|旁边|对面)|这|那"),
+    _rule(rf"我们?(?:组|团队|公司)?(?:最近|现在|已经|都|也|开始)*(?:改用|换用|转用|开始用|开始使用"
+          rf"|用上了)(?P<obj>{_LATIN}|[^，,]+)[^，,]*", _F, "uses", "用户改用{obj}。", 0.85, 0.5),
+    _rule(rf"我(?:平时|一般|主要|都|一直|现在|目前|习惯)*(?:用|使用)(?P<obj>{_LATIN})来?(?:写|做|记|管理"
+          r"|开发|处理|画|剪|办公|编程|听|看|打|玩|上网|编辑|学习|工作)[^，,]*", _F, "uses",
+          "用户用{obj}。", 0.85, 0.5),
+    _rule(rf"我(?:平时|一般|主要|都|一直|现在|目前)*写(?P<obj>{_LATIN})(?:代码|程序)?", _F, "uses",
+          "用户写{obj}。", 0.85, 0.5),
+    _rule(rf"(?:[^，,]*的话[，,]?)?我(?:比较|更|还是|一般)*(?:喜欢|偏好|习惯)用(?P<obj>{_LATIN})",
+          _R, "prefers", "用户更喜欢用{obj}。", 0.85, 0.6),
+    _rule(rf"我(?:平时|平常|周末|每天|每周|每个周末|经常|常常|一有空就|有空就|业余时间|没事就?|下班后"
+          rf"|早上|晚上)+(?:都|会|就|喜欢|爱)*去?(?P<obj>{_ACT_ZH})[^，,]*(?:[，,].*)?",
+          _R, "likes",
+          "用户喜欢{obj}。", 0.85, 0.6),
+    _rule(r"我(?:的)?(?:母语是|会说|会讲|能说|能讲)(?:一口|一点|一些|点)?(?:流利的)?(?P<obj>[\u4e00-\u9fff]{1,4}?"
+          r"(?:语|话|文))(?:(?:和|、|还有)(?P<obj2>[\u4e00-\u9fff]{1,4}?(?:语|话|文)))?[^，,]*",
+          _F, "speaks", "用户会说{obj}。", 0.85, 0.6, also=(("speaks", "{obj2}", "obj2"),)),
+    _rule(r"我(?:在|正在)?(?:准备|备考|备战)(?P<obj>[^，,]*?(?:考试|考研|考|试|赛|马拉松|雅思|托福|GRE"
+          r"|GMAT|CPA|证))(?:[，,].*)?", _F, "has_goal", "用户在准备{obj}。", 0.85, 0.6),
+    _rule(r"我的(?:目标|梦想)是(?P<obj>[^，,]+)(?:[，,].*)?", _F, "has_goal", "用户的目标是{obj}。",
+          0.85, 0.6),
+    _rule(r"我(?:今年|已经|都|刚满|满)*(?P<obj>[\d一二三四五六七八九十]{1,3})岁了?(?:[，,].*)?",
+          _P, "age", "用户{obj}岁。", 0.85, 0.6),
+    _rule(r"(?P<obj>[^，,]+?)(?:是|才是)我的?最爱(?:的[^，,]*)?",
+          _R, "favourite", "用户最喜欢{obj}。",
+          0.85, 0.7, reject=r"(?:这|那|它|你)"),
+    _rule(r"我(?:很|也|都)?(?:爱|喜欢)所有的?(?P<cats>[^，,]+?)[，,]?(?:但|不过|但是)(?P<obj>[^，,]+?)"
+          r"(?:是|才是)我的?最(?:爱|喜欢的)",
+          _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
+    _rule(r"我(?:开的是|开着)(?:一辆)?(?P<obj>[^，,]+)", _F, "drives", "用户开{obj}。", 0.85, 0.5),
     _rule(r"所有的?(?P<cats>.+?)我都(?:喜欢|爱)[，,]?(?:但|不过)(?P<obj>.+?)是我(?:的)?最(?:爱|喜欢的)",
           _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
-    _rule(r"(?P<cats>[^，,]+?)我都(?:爱吃|喜欢|爱)[，,]?(?:但|不过)?最喜欢的(?:还是|是)(?P<obj>.+)",
+    _rule(r"(?P<cats>[^，,]+?)我都(?:爱吃|喜欢|爱)[，,]?(?:但|不过)?(?:我)?最(?:喜欢|爱)的(?:还是|是|就是)"
+          r"(?P<obj>.+)",
           _R, "favourite", "用户最喜欢的{cats}是{obj}。", 0.9, 0.7),
     _rule(r"我最喜欢的(?P<cat>.+?)是(?P<obj>.+)", _R, "favourite", "用户最喜欢的{cat}是{obj}。",
           0.9, 0.7),
@@ -285,15 +526,17 @@ RULES: tuple[Rule, ...] = (
           r"|搬家到)了?(?P<obj>[^，,]+)(?:[，,].*)?",
           _P, "lives_in", "用户住在{obj}。", 0.9, 0.7, reject=r"新家|新房子|公司"),
     _rule(r"我在(?P<obj>[^，,]+?)住了.*", _P, "lives_in", "用户住在{obj}。", 0.85, 0.7),
-    _rule(r"我(?:刚刚?|最近|已经|正式)*(?:入职了?|加入了|跳槽到了?)(?P<obj>.+)",
-          _P, "works_at", "用户在{obj}工作。", 0.9, 0.7),
+    _rule(rf"我(?:刚刚?|最近|已经|正式)*(?:入职了?|加入了|跳槽到了?)(?P<obj>(?:一[家个所][^，,]*?"
+          r"[，,]?(?:叫|名叫|叫做))?[^，,]+?)了?"
+          rf"(?:[，,](?:做|当|担任)(?P<role>{_ROLE_ZH}))?(?:[，,].*)?",
+          _P, "works_at", "用户在{obj}工作。", 0.9, 0.7, also=(("role", "{role}", "role"),)),
     _rule(r"我离开了(?P<old>.+?)[，,](?:加入了|入职了|去了)(?P<obj>.+)",
           _P, "works_at", "用户在{obj}工作。", 0.9, 0.7),
     _rule(r"我在(?P<obj>[^，,]+?)(?:上班|工作)[，,](?:是(?:一名|一个|一位)?|做)(?P<role>.+)",
           _P, "works_at", "用户在{obj}工作，是{role}。", 0.9, 0.7,
           also=(("role", "{role}", "role"),)),
-    _rule(r".*?我(?:就|一直|现在|目前)*在(?P<obj>[^，,]+?)(?:上班|工作|任职)(?:[，,].*)?",
-          _P, "works_at", "用户在{obj}工作。", 0.85, 0.7),
+    _rule(r".*?我(?:就|一直|现在|目前)*在(?P<obj>[^，,]+?)(?:上班|工作|任职|实习)(?:了[^，,]*)?(?:[，,].*)?",
+          _P, "works_at", "用户在{obj}工作。", 0.85, 0.7, reject=r".*(?:想|考虑|找|换|要不要)|家$"),
     _rule(r"(?:原来)?我对(?P<obj>[^，,]+?)过敏(?:[，,].*)?", _F, "allergic_to", "用户对{obj}过敏。",
           0.9, 0.8),
     _rule(r".*?我(?:被)?(?:诊断出|确诊了?)(?:有|患有|得了)?(?P<obj>[^，,]+)(?:[，,].*)?",
@@ -317,9 +560,14 @@ RULES: tuple[Rule, ...] = (
           r"(?P<obj>[^，,]+)(?:[，,].*)?", _F, "learns", "用户在学{obj}。", 0.85, 0.5,
           reject=r"校|生|会|到|了"),
     _rule(r"我(?:计划|打算|准备)(?P<when>[^，,]+?)去(?P<obj>[^，,]+?)(?:旅行|旅游|玩|出差)?",
-          _F, "plans_trip_to", "用户计划{when}去{obj}。", 0.85, 0.6),
+          _F, "plans_trip_to", "用户计划{when}去{obj}。", 0.85, 0.6, reject=_NOT_A_TRIP_ZH),
     _rule(r"我(?P<when>下个?月|下周|明年|[一二三四五六七八九十]+月份?|[0-9]+月份?)要?去(?P<obj>[^，,]+?)"
           r"(?:旅行|旅游|出差|玩.*)?", _F, "plans_trip_to", "用户{when}去{obj}。", 0.85, 0.6),
+    _rule(rf"(?=.*?(?:{_FUT_ZH}|计划|打算|准备))(?:{_TIME_ZH})*(?:我们?)?(?:{_TIME_ZH})*(?:要|会|将|就"
+          rf"|准备|计划|打算|想)*(?:{_TIME_ZH})*(?:带[^，,]{{1,6}}?)?(?:飞|飞去|去|到|回)(?!了)"
+          rf"(?P<obj>{_PLACE_ZH}){_TRIP_TAIL_ZH}",
+          _F, "plans_trip_to", "用户计划去{obj}。", 0.85, 0.6,
+          reject=_NOT_A_TRIP_ZH),
     _rule(r"我(?:们)?(?P<what>.*?)从(?P<old>.+?)(?:换成|换到|切换到|迁移到)了?(?P<obj>.+)",
           _F, "uses", "用户{what}改用{obj}（之前用{old}）。", 0.9, 0.6, "{obj}"),
     _rule(r"我把(?P<old>.+?)卖了[，,]买了一辆(?P<obj>.+)", _F, "drives", "用户开{obj}。",
@@ -343,7 +591,7 @@ RULES: tuple[Rule, ...] = (
     _rule(r"我(?:很|非常|特别|最|比较|一直|真的|也)*(?:关心|在意|在乎|重视|看重)(?P<obj>.+)",
           _R, "cares_about", "用户关心{obj}。", 0.9, 0.6),
     _rule(r"我(?:现在|目前)?在(?P<obj>.+?)(?:上班|工作|任职)", _P, "works_at", "用户在{obj}工作。",
-          0.9, 0.7),
+          0.9, 0.7, reject=r".*(?:想|考虑|找|换|要不要)|家$"),
     _rule(r"我(?:很|非常|特别|真的|最|也)*(?:不喜欢|不爱|讨厌|受不了)(?P<obj>.+)",
           _R, "dislikes", "用户不喜欢{obj}。", 0.9, 0.6),
     _rule(r"我(?:还是|一般|通常)?(?:更喜欢|更偏好|偏好|偏爱|更倾向于|倾向于)(?P<obj>.+)",
@@ -385,11 +633,25 @@ _PREFIX = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|act
                      r"|告诉你个好消息|好消息|跟你说)"
                      r"[\s,，:：]*)+", re.I)
 _SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
-_CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|(?<!remember)(?<!note),\s*"
+_CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
+                      r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
+                      r"|每周|经常)|(?<!remember)(?<!note),\s*"
                       r"(?=(?:I|we)\b)|(?<!记住)[，,](?=\s*(?:(?:而且|并且|另外|但是|不过|同时"
                       r"|还有|所以)\s*)?(?:我|请|记住|以后|生产环境))", re.I)
+_REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?=.*\b(?:from now on|always"
+                      r"|going forward|in (?:the )?future)\b)(.*?)\?*$", re.I)
+_TAG_QUESTION = re.compile(r"[,，][^,，]*[?？]$")
+_SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|started|joined"
+                          r"|switched|learning|adopted|booked|got|bought|quit|left)\b)", re.I)
+_SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
+                             r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
+_OTHER_SUBJECT = re.compile(rf"我的?(?:朋友|同事|同学|室友|邻居|老板|领导|{_REL_ZH})")
+_FRONT_TIME = re.compile(rf"^(?P<time>{_TIME_EN}),? (?P<rest>(?:I|we)\b.+)$", re.I)
+_CALLED = {False: re.compile(r"^(?:a|an|the) (?:[\w-]+ ){1,3}?(?:called|named) ", re.I),
+           True: re.compile(r"^一(?:家|个|所)[^，,]*?[，,]?(?:叫|名叫|叫做)")}
 _ZH_PARTICLES = re.compile(r"[了啦呢吧哦啊呀嘛]+$")
-_CUT = {False: re.compile(r",?\s+(?:because|since|so that|but|although|though|which)\b.*", re.I),
+_CUT = {False: re.compile(r",?\s+(?:because|since|so that|but|although|though|which"
+                          r"|instead of|rather than|after)\b.*", re.I),
         True: re.compile(r"(?:因为|所以|但是|不过|，但).*")}
 _TAIL = {False: re.compile(r"(?:\s*,)?\s+(?:(?:right )?now|these days|nowadays|currently|at the"
                            r" moment|lately|recently|(?:last|this) (?:week|month|year)|yesterday"
@@ -446,8 +708,11 @@ def _article(word: str) -> str:
     return "an" if re.match(r"[aeio]|u(?!s|ni|x|r[aeiou])", word, re.I) else "a"
 
 
-def _clean(obj: str, zh: bool) -> str:
-    obj = _CUT[zh].sub("", obj)
+def _clean(obj: str, zh: bool, *, whole: bool = False) -> str:
+    """The object without its tail ("…, because …", "…了"); ``whole`` keeps "，…" (Chinese)."""
+    obj = _CALLED[zh].sub("", _CUT[zh].sub("", obj))
+    if zh and not whole:
+        obj = obj.split("，")[0].split(",")[0]
     previous = None
     while previous != obj:
         previous = obj
@@ -466,14 +731,30 @@ def _statements(text: str) -> Iterator[tuple[str, bool]]:
     if _JOKE.search(text):
         return
     for raw in _SENTENCES.split(text):
-        sentence = _PREFIX.sub("", raw.strip(), count=1)
+        sentence = _REQUEST.sub(r"\1", _PREFIX.sub("", raw.strip(), count=1), count=1)
+        if _is_question(sentence):  # "I'm off to Oslo next week, any tips?": keep the statement
+            sentence = _TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence) else ""
         if not sentence or _is_question(sentence) or _HYPOTHETICAL.search(sentence):
             continue
         hedged = bool(_HEDGE.search(sentence))
+        sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo." (diary style)
+        subject = ""
         for part in _CLAUSES.split(sentence.rstrip(_STRIP)):
+            shared = subject and _SHARED_SUBJECT.match(part.strip())
             clause = _PREFIX.sub("", _HEDGE_WORDS.sub("", part).strip(), count=1)
-            if clause := _ZH_PARTICLES.sub("", clause.rstrip(_STRIP)).strip():
+            clause = _ZH_PARTICLES.sub("", clause.rstrip(_STRIP)).strip()
+            if shared:  # "I live in Oslo and work at X", "我已经离职了，现在在X上班"
+                clause = subject + clause
+            elif not subject:  # the first clause's subject, if it is the user
+                subject = "" if _OTHER_SUBJECT.match(clause) else (
+                    "I " if re.match(r"I\b", clause) else "我" if clause.startswith("我") else "")
+            if clause := _FRONT_TIME.sub(_time_last, clause, count=1):
                 yield clause, hedged
+
+
+def _time_last(m: re.Match[str]) -> str:
+    """"Next Friday I fly to Oslo" → "I fly to Oslo next Friday" (where the rules expect it)."""
+    return f"{m['rest']} {m['time']}"
 
 
 _LOWER = {"adv", "animal", "rel", "cat", "cats"}  # groups used as common nouns
@@ -484,7 +765,7 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     if not match:
         return None
     zh = bool(_CJK.search(rule.template))
-    obj = _clean(match["obj"], zh)
+    obj = _clean(match["obj"], zh, whole=rule.predicate == "remembers")
     if (not obj or len(obj) > MAX_OBJECT_CHARS or _JUNK.fullmatch(obj)
             or (rule.reject is not None and rule.reject.match(obj))):
         return None

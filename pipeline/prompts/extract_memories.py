@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memq.pipeline.prompts import AnswerError, load_json
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
-VERSION = "extract-memories-2"  # 2: named speakers
+VERSION = "extract-memories-3"  # 2: named speakers; 3: diet, takes_medication
 
 _MAX_ENTITIES = 32
 _MAX_TRIPLES = 16

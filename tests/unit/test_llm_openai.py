@@ -118,7 +118,7 @@ def test_protocols_and_names(extractor: OpenAIExtractor, judge: OpenAIJudge) -> 
     as_extractor: Extractor = extractor
     as_judge: Judge = judge
     assert as_extractor.name == "openai:fake-model"
-    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-2"
+    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-3"
     assert as_judge is judge
     assert judge.prompt_version == resolve_memory.VERSION
 

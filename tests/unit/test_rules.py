@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from importlib import resources
 
 import pytest
 
@@ -292,8 +294,12 @@ def test_rule_table_is_data() -> None:
     predicates = {"role", "name", "lives_in", "works_at", "production_environment",
                   "reply_language", "answer_style", "likes", "dislikes", "cares_about", "uses",
                   "prefers", "remembers", "favourite", "allergic_to", "has_condition", "has_pet",
-                  "has_relative", "learns", "plans_trip_to", "drives"}
+                  "has_relative", "learns", "plans_trip_to", "drives", "takes_medication", "diet",
+                  "has_goal", "speaks", "age"}
     assert {rule.predicate for rule in RULES} == predicates
+    vocabulary = json.loads(resources.files("memq.pipeline").joinpath("predicates.json")
+                            .read_text())
+    assert predicates <= {*vocabulary["single"], *vocabulary["multi"]}  # the pipeline knows them
     assert all(0.85 <= rule.confidence <= 0.95 for rule in RULES)
 
 
@@ -368,3 +374,92 @@ def test_changes_family_health_events_and_favourites(said: str, memory: str,
 ])
 def test_small_talk_near_those_patterns_yields_nothing(chat: str) -> None:
     assert RuleExtractor().extract([_said(chat, None)]) == []
+
+
+def _triples(text: str) -> list[str]:
+    return [f"{t.predicate}:{t.object}" for c in RuleExtractor().extract([_said(text, None)])
+            if c.confidence >= 0.85 for t in c.triples]
+
+
+@pytest.mark.parametrize(("said", "triples"), [
+    # statements of change
+    ("We moved from Seattle to Austin last year.", "lives_in:Austin"),
+    ("I moved back to Dublin after ten years abroad.", "lives_in:Dublin"),
+    ("I left Deloitte and joined a startup called Ramp.", "works_at:Ramp"),
+    ("I've been working at Atlassian since 2019.", "works_at:Atlassian"),
+    ("I live in Oslo and work at Equinor.", "lives_in:Oslo|works_at:Equinor"),
+    ("I work remotely from Lisbon.", "lives_in:Lisbon"),
+    ("我已经从百度离职了，现在在美团上班。", "works_at:美团"),
+    ("我跳槽到腾讯了，做后端开发。", "works_at:腾讯|role:后端开发"),
+    ("我入职了一家新公司，叫米哈游。", "works_at:米哈游"),
+    ("我在字节跳动做产品经理。", "works_at:字节跳动|role:产品经理"),
+    ("我在上海一家医院当护士。", "role:护士"),
+    ("我老家是东北的，现在在上海定居。", "lives_in:上海"),
+    ("我们上周刚搬进新家，在浦东。", "lives_in:浦东"),
+    ("我们组最近改用Go写后端了。", "uses:Go"),
+    ("我用Mac写代码。", "uses:Mac"),
+    # family and pets, named or not, one or two names
+    ("My wife, Grace, is a pediatrician.", "has_relative:Grace"),
+    ("My mother-in-law, Patricia, is staying with us.", "has_relative:Patricia"),
+    ("My kids are Emma and Noah.", "has_relative:Emma|has_relative:Noah"),
+    ("I have a twin brother.", "has_relative:twin brother"),
+    ("I have a dog named Rufus and a cat named Pixel.", "has_pet:Rufus|has_pet:Pixel"),
+    ("We got a golden retriever puppy last week, his name is Biscuit.", "has_pet:Biscuit"),
+    ("Our cat, Miso, is 14 and still going strong.", "has_pet:Miso"),
+    ("I've got two guinea pigs.", "has_pet:guinea pigs"),
+    ("我老公叫陈磊，是个医生。", "has_relative:陈磊"),
+    ("我女儿今年六岁，叫乐乐。", "has_relative:乐乐"),
+    ("我有一个双胞胎妹妹。", "has_relative:双胞胎妹妹"),
+    ("我家有两只猫，一只叫咪咪，一只叫花花。", "has_pet:咪咪|has_pet:花花"),
+    ("我的狗叫旺旺，是只金毛。", "has_pet:旺旺"),
+    # health: medication, diet, conditions
+    ("I take metformin twice a day.", "takes_medication:metformin"),
+    ("I'm on insulin for my type 1 diabetes.", "takes_medication:insulin"),
+    ("I'm vegan, so no dairy or eggs please.", "diet:vegan"),
+    ("I've been vegetarian for about ten years.", "diet:vegetarian"),
+    ("I have celiac disease.", "has_condition:celiac disease"),
+    ("我每天早上吃二甲双胍。", "takes_medication:二甲双胍"),
+    ("我是素食主义者。", "diet:素食主义者"),
+    ("我吃素已经五年了。", "diet:吃素"),
+    ("我去年查出了甲状腺结节。", "has_condition:甲状腺结节"),
+    ("我乳糖不耐受，喝不了牛奶。", "has_condition:乳糖不耐受"),
+    # plans and events with dates, a fronted time, a tag question
+    ("Next Friday I fly to Oslo for a work thing.", "plans_trip_to:Oslo"),
+    ("In two weeks I'm heading to Nairobi for a conference.", "plans_trip_to:Nairobi"),
+    ("Heading to Lisbon next month for a conference, any tips?", "plans_trip_to:Lisbon"),
+    ("下个月我要去成都。", "plans_trip_to:成都"),
+    ("下周五我飞奥斯陆。", "plans_trip_to:奥斯陆"),
+    ("我们打算明年春天去日本看樱花。", "plans_trip_to:日本"),
+    ("I'm training for the Chicago marathon in October.", "has_goal:the Chicago marathon"),
+    ("我在准备马拉松，十一月比赛。", "has_goal:马拉松"),
+    # preferences, habits, languages, age, standing requests
+    ("I love all kinds of cheese, but Comté is my favourite.", "favourite:Comté"),
+    ("水果我都喜欢，不过最爱的是榴莲。", "favourite:榴莲"),
+    ("我爱所有的甜点，但提拉米苏是我的最爱。", "favourite:提拉米苏"),
+    ("Tea is my go-to.", "prefers:Tea"),
+    ("I play tennis every Sunday morning.", "likes:tennis"),
+    ("I go running every morning before work.", "likes:running"),
+    ("我周末经常去爬山。", "likes:爬山"),
+    ("I speak French and German fluently.", "speaks:French|speaks:German"),
+    ("我会说粤语和普通话。", "speaks:粤语|speaks:普通话"),
+    ("I'm 34.", "age:34"),
+    ("我今年28岁。", "age:28"),
+    ("Could you always keep replies short?", "answer_style:short"),
+    ("Can you reply in German from now on?", "reply_language:German"),
+])
+def test_general_phenomena(said: str, triples: str) -> None:
+    assert _triples(said) == triples.split("|")
+
+
+@pytest.mark.parametrize("chat", [
+    "Never mind, I figured it out.", "I take the bus to work every day.",
+    "I went to Paris last year.", "My friend's son Max is so funny.", "I'm going to bed.",
+    "I have a question about taxes.", "Could you make the second paragraph shorter?",
+    "My coworker is allergic to peanuts, what snacks are safe?", "I don't have any pets.",
+    "Should I move to Berlin, or stay in Paris?", "Next week is going to be busy.",
+    "我在家工作。", "我在想要不要换工作。", "我打算周末去看电影。", "我明天去超市买菜。",
+    "我上周去了上海。", "我朋友下个月去日本。", "我同事对海鲜过敏，聚餐点什么好？", "我生病了。",
+    "我家在三楼。", "我表哥的女儿叫甜甜。", "能不能再详细解释一下？", "帮我写一封请假邮件。",
+])
+def test_chit_chat_near_the_new_patterns_yields_nothing(chat: str) -> None:
+    assert _triples(chat) == []
