@@ -12,7 +12,8 @@ bench puts on this venv's path), so neither side is faster for its model.
 Modes (each turn is one ``{"role": "user", "content", "name": speaker}`` message):
 
 * ``per-turn``: ``Memory.add`` once per turn, in order;
-* ``async8``: ``AsyncMemory.add`` once per turn, 8 at a time;
+* ``async8``: ``AsyncMemory.add`` once per turn, 8 at a time (its vector store's calls under
+  one lock: local Qdrant is not thread-safe);
 * ``session``: ``Memory.add`` once per session with the session's turns (mem0's best mode).
 """
 
@@ -25,6 +26,7 @@ import os
 import resource
 import sys
 import tempfile
+import threading
 import time
 from itertools import groupby
 from typing import Any
@@ -69,6 +71,20 @@ def _embedder() -> Any:
     return MiniLM()
 
 
+def _serialize(store: Any) -> None:
+    """AsyncMemory calls its vector store from worker threads, 8 at a time; Qdrant's local
+    mode corrupts its arrays under that (IndexError in the payload mask). One lock around
+    the store's calls: the LLM calls and embeddings still overlap."""
+    lock = threading.Lock()
+    for name in ("search", "insert", "update", "delete", "get", "list", "keyword_search"):
+        method = getattr(store, name, None)
+        if callable(method):
+            def locked(*a: Any, _method: Any = method, **k: Any) -> Any:
+                with lock:
+                    return _method(*a, **k)
+            setattr(store, name, locked)
+
+
 def _message(turn: dict[str, str]) -> dict[str, str]:
     out = {"role": turn["role"], "content": turn["content"]}
     if turn.get("speaker"):
@@ -85,6 +101,8 @@ def run(args: argparse.Namespace) -> None:
         config = _config(args.base_url, folder)
         memory: Any = (AsyncMemory if args.mode == "async8" else Memory).from_config(config)
         memory.embedding_model = _embedder()
+        if args.mode == "async8":  # local Qdrant is not thread-safe; a Qdrant server would be
+            _serialize(memory.vector_store)
         memory.embedding_model.embed_batch(["warm up"])
         cpu, started = _cpu(), time.perf_counter()
         if args.mode == "per-turn":
