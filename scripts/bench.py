@@ -520,7 +520,7 @@ def main() -> None:
     p.set_defaults(fn=bench_recall)
     p = sub.add_parser("compare", help="memq against mem0 2.2.1 (see scripts/compare.py)")
     p.add_argument("--latencies", default="0,300", help="stub LLM latencies, ms")
-    p.add_argument("--workers", default="1,4", help="memq worker process counts")
+    p.add_argument("--workers", default="1,4,8", help="memq worker process counts")
     p.add_argument("--mem0", default="session,async8,per-turn",
                    help="mem0 modes (session,async8,per-turn) or none")
     p.add_argument("--sessions", type=int, default=4,
