@@ -8,8 +8,9 @@
 They are fused by reciprocal rank (RRF: Σ 1/(K + rank) over the lists an item is in), so
 scores on different scales never meet. A turn that said what is no longer true (the source
 of a superseded memory) is demoted, so the current fact comes first; so is what the
-assistant said. A memory counts its source turns' BM25 rank as its own (it is those turns,
-distilled).
+assistant said. A question about the past ("where did she live before?", 以前…) turns that
+around: what was superseded is what it asks for, so it comes first (:func:`asks_about_past`).
+A memory counts its source turns' BM25 rank as its own (it is those turns, distilled).
 """
 
 from __future__ import annotations
@@ -31,7 +32,22 @@ class Floors:
     memory: float = 0.35  # MiniLM cosine: relevant memories measured 0.5-0.65, noise 0.06-0.25
     episode: float = 0.3
     superseded_factor: float = 0.6  # a superseded memory, a turn whose statement was superseded
+    past_factor: float = 1.5  # the same, when the question asks about the past
     assistant_factor: float = 0.7  # what the assistant said is weaker evidence than the user
+
+
+_PAST = re.compile(
+    r"\b(?:before|previously|formerly|former|used to|at first|originally|initially|earlier"
+    r"|in the past|prior to|no longer|any more|anymore)\b"
+    r"|以前|之前|原来|原先|最开始|一开始|最初|当初|起初|先前|从前|曾经|过去|不再",
+    re.IGNORECASE)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether a question asks what was true before ("Where did Maria live before moving?",
+    "Which company did Tom work for at first?", 李娜以前在哪家公司工作？): then the superseded
+    facts and the turns that stated them are the answer, not noise."""
+    return _PAST.search(query) is not None
 
 
 def user_key(user_id: str) -> str:
@@ -55,10 +71,14 @@ def lucene_query(user_id: str, text: str, *, field: str = "text") -> str | None:
 
 def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
          bm25_episodes: Sequence[Hit], k: int, *, floors: Floors = Floors(),
-         superseded: Collection[str] = (), bm25_memories: Sequence[Hit] = ()) -> list[Hit]:
+         superseded: Collection[str] = (), bm25_memories: Sequence[Hit] = (),
+         past: bool = False) -> list[Hit]:
     """Top ``k`` of the fused ranking. ``memories``: (hit, similarity) ordered by the seeds'
     score; ``dense_episodes``: by similarity (the hit's score); ``bm25_episodes`` and
-    ``bm25_memories``: by BM25. Each returned hit's score is its fused score."""
+    ``bm25_memories``: by BM25. ``past``: the question asks about the past (superseded
+    memories and their turns are raised, not demoted). Each returned hit's score is its fused
+    score."""
+    changed = floors.past_factor if past else floors.superseded_factor
     fused: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     kept_memories = [h for h, similarity in memories if similarity >= floors.memory]
@@ -79,7 +99,7 @@ def fuse(memories: Sequence[tuple[Hit, float]], dense_episodes: Sequence[Hit],
     for hit_id, hit in hits.items():
         if ((hit.type == "episode" and set(hit.source_turn_ids) & set(superseded))
                 or (hit.type == "memory" and hit.status == "superseded")):
-            fused[hit_id] *= floors.superseded_factor
+            fused[hit_id] *= changed
         if hit.type == "episode" and hit.role == "assistant":
             fused[hit_id] *= floors.assistant_factor
     order = sorted(fused, key=lambda i: (-fused[i], hits[i].type != "memory", i))[:k]

@@ -161,8 +161,9 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
            ) -> list[Hit]:
     """One ranked list of up to k memories and episodes (raw turns): memories by similarity x
     decay x confidence, turns by similarity and by BM25, fused by reciprocal rank, each
-    under a relevance floor, turns that said what is no longer true demoted
-    (``pipeline.recall``). Superseded and archived memories are not recalled. ``record``:
+    under a relevance floor, turns that said what is no longer true demoted, or raised when the
+    question asks about the past (``pipeline.recall``). Superseded memories are found by BM25
+    only; archived memories are not recalled. ``record``:
     the memories returned count as recalled (importance up, decay clock reset)."""
     chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
     model = _user_model(user_id)
@@ -189,7 +190,8 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
                      for m, weight in lexical if weight > 0]
     _, bm25_episodes, superseded = text.result()
     hits = recall.fuse(memories, dense_e.result(), bm25_episodes, k,
-                       superseded=superseded, bm25_memories=bm25_memories)
+                       superseded=superseded, bm25_memories=bm25_memories,
+                       past=recall.asks_about_past(query))
     recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
     if record and recalled:
         _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},

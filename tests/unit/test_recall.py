@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memq.pipeline.ports import Hit
-from memq.pipeline.recall import Floors, fuse, lucene_query, user_key
+from memq.pipeline.recall import Floors, asks_about_past, fuse, lucene_query, user_key
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -44,6 +44,29 @@ def test_superseded_turns_come_after_current_ones() -> None:
     old, new = _hit("e-old", score=0.7, ref="s1/t1"), _hit("e-new", score=0.6, ref="s2/t1")
     hits = fuse([], [old, new], [old, new], k=2, superseded={"s1/t1"})
     assert [h.id for h in hits] == ["e-new", "e-old"]
+
+
+def test_a_question_about_the_past_raises_what_was_superseded() -> None:
+    old, new = _hit("e-old", score=0.6, ref="s1/t1"), _hit("e-new", score=0.7, ref="s2/t1")
+    was = Hit(id="m-old", type="memory", content="Maria lives in Vienna.", score=1.0,
+              event_at=AT, created_at=AT, source_turn_ids=["s1/t1"], status="superseded")
+    now = _hit("m-new", "memory", ref="s2/t1")
+    args = ([(now, 0.7)], [new, old], [new, old])
+    assert [h.id for h in fuse(*args, k=4, superseded={"s1/t1"}, bm25_memories=[was])][:2] \
+        == ["m-new", "e-new"]
+    past = fuse(*args, k=4, superseded={"s1/t1"}, bm25_memories=[was], past=True)
+    assert {h.id for h in past[:2]} == {"e-old", "m-old"}
+
+
+def test_questions_about_the_past_are_told_apart() -> None:
+    for q in ("Where did Maria live before moving?", "Which city was Tom living in at first?",
+              "Which company did Tom work for previously?", "What car did Tom drive originally?",
+              "李娜以前在哪家公司工作？", "王伟搬家之前住在哪里？", "李娜最开始住在哪个城市？"):
+        assert asks_about_past(q), q
+    for q in ("Where does Maria live now?", "What is Tom's profession?", "Which car did Tom buy?",
+              "What app does Maria use to take notes?",
+              "李娜现在住在哪里？", "王伟最喜欢的茶是什么？", "Who is visiting Maria soon?"):
+        assert not asks_about_past(q), q
 
 
 def test_k_bounds_the_one_list() -> None:
