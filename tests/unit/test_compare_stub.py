@@ -1,0 +1,59 @@
+"""scripts/bench compare's stub LLM answers each system's real prompt: memq's extraction prompt
+as memq renders it, and mem0's additive extraction prompt as mem0 2.2.1 lays it out. If a
+prompt's layout drifts, the comparison would silently measure a system storing nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+from memq.pipeline.prompts import extract_memories
+from memq.schemas import Turn
+
+AT = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
+
+
+def _compare() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "scripts" / "compare.py"
+    spec = importlib.util.spec_from_file_location("memq_bench_compare", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_memq_prompt_gets_one_memory_per_user_turn() -> None:
+    compare = _compare()
+    turns = [Turn(turn_id="t1", role="user", speaker="Maria", content="I live in Vienna now.",
+                  timestamp=AT),
+             Turn(turn_id="t2", role="assistant", content="Nice! How is it?", timestamp=AT),
+             Turn(turn_id="t3", role="user", content="我现在住在杭州。", timestamp=AT)]
+    request = {"messages": extract_memories.render(turns)}
+    answer = extract_memories.parse_answer(compare.answer(request))
+    assert [(m.content, m.source) for m in answer.memories] == [
+        ("The user said: I live in Vienna now.", [1]),
+        ("The user said: 我现在住在杭州。", [3])]
+    assert answer.rejected == 0
+
+
+def test_mem0_prompt_gets_one_memory_per_new_user_message() -> None:
+    compare = _compare()
+    prompt = ("## Summary\n\n\n## Last k Messages\nuser: an older message\n\n"
+              "## Existing Memories\n[]\n\n## New Messages\nuser: I adopted a dog named Rex.\n"
+              "assistant: Lovely!\nuser: 我对花生过敏。\n\n\n## Observation Date\n2026-11-30")
+    got = json.loads(compare.answer({"messages": [{"role": "system", "content": "…"},
+                                                  {"role": "user", "content": prompt}]}))
+    assert got == {"memory": [{"text": "The user said: I adopted a dog named Rex."},
+                              {"text": "The user said: 我对花生过敏。"}]}
+
+
+def test_memq_judge_prompt_keeps_both() -> None:
+    compare = _compare()
+    request = {"messages": [{"role": "system", "content": "…"},
+                            {"role": "user", "content": "EXISTING memory:\n{}\n\nNEW memory:\n{}"}]}
+    assert json.loads(compare.answer(request))["decision"] == "new"
