@@ -188,7 +188,9 @@ def render_context(facts: Sequence[Mapping[str, Any]], hits: Sequence[Hit],
           f"{str(f['predicate']).replace('_', ' ')} {f['object']} (since {_day(f.get('valid_at'))})"
           for f in sorted(facts, key=lambda f: (f["subject"] != "user", str(f["subject"])))]),
         ("Relevant memories:",
-         [f"- {h.content} ({_day(h.event_at)})" for h in hits if h.type == "memory"]),
+         [f"- {h.content} ({_day(h.event_at)}"
+          f"{', no longer true' if h.status == 'superseded' else ''})"
+          for h in hits if h.type == "memory"]),
         ("Relevant past messages:",
          [f"- [{_day(h.event_at)}] {h.speaker or h.role or 'user'}: {h.content}"
           for h in hits if h.type == "episode"]),
