@@ -5,7 +5,9 @@ job killed half-way and run again writes the same entries, not new ones.
 
 Writes go through ``service.commit``: fenced on the user's version read before the job read
 its memories (Chroma brought up to date first), so a job that was paused while a batch merged
-is refused (StaleVersion, retried) rather than writing old states over new ones.
+is refused (StaleVersion, retried) rather than writing old states over new ones. A job with
+many changes commits them in chunks of :data:`COMMIT_CHUNK`, each fenced on the version the
+one before it made; one refused part-way is retried and finds only what is left.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from memq.pipeline.lifecycle import Change, Policy
 from memq.pipeline.ports import EpisodeItem, Extractor
 from memq.pipeline.service import Ports
 from memq.schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Triple, Turn
+
+COMMIT_CHUNK = 1000  # memories (with their audit entries) per fenced commit
 
 
 @dataclass(frozen=True)
@@ -54,9 +58,13 @@ def apply_changes(ports: Ports, user_id: str, job: str, op: Operation,
         extractor=f"lifecycle:{job}", at=now,
     ) for c in changes]
     memories = [c.after for c in changes]
-    fence.version = service.commit(
-        ports, user_id, memories, list(vectors) if vectors else [None] * len(memories), audit,
-        now, expected=fence.version)
+    rows = list(vectors) if vectors else [None] * len(memories)
+    # bounded transactions: a job over a 100k-memory user must fit the default heap (one
+    # commit of 90k decayed memories and their audit exceeded Neo4j's transaction memory)
+    for start in range(0, len(memories), COMMIT_CHUNK):
+        end = start + COMMIT_CHUNK
+        fence.version = service.commit(ports, user_id, memories[start:end], rows[start:end],
+                                       audit[start:end], now, expected=fence.version)
     return len(changes)
 
 
@@ -164,7 +172,9 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
     own collections, and a user's searches use the model its vectors were made with."""
     fence = Fence.begin(ports, user_id)
     moved = migrate(user_id, ports.embedder.embed, ports.embedder.model_id)
-    if moved:  # the graph's copy names the model too
-        ports.graph.apply(user_id, ports.memories.memories(user_id, include_inactive=True), [],
-                          now, expected=fence.version)
+    if moved:  # the graph's copy names the model too, in bounded transactions
+        memories = ports.memories.memories(user_id, include_inactive=True)
+        for start in range(0, len(memories), COMMIT_CHUNK):
+            fence.version = ports.graph.apply(user_id, memories[start:start + COMMIT_CHUNK],
+                                              [], now, expected=fence.version)
     return JobResult("reembed", user_id, moved, moved)
