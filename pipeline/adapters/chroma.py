@@ -342,9 +342,14 @@ class ChromaStores:
         if not memory_ids:
             return {}
         out: dict[str, str] = {}
-        for res in self._each(MEMORIES, user_id, lambda c: c.get(
-                ids=list(memory_ids), include=["metadatas"])):
-            out.update({i: str(m.get("content_hash", "")) for i, _, m in _rows(res)})
+        ids = list(memory_ids)
+        # in pages: one get of 100k ids exceeds SQLite's variable limit inside Chroma
+        for start in range(0, len(ids), PAGE):
+            def get(c: Any, page: list[str] = ids[start : start + PAGE]) -> Any:
+                return c.get(ids=page, include=["metadatas"])
+
+            for res in self._each(MEMORIES, user_id, get):
+                out.update({i: str(m.get("content_hash", "")) for i, _, m in _rows(res)})
         return out
 
     def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
