@@ -252,8 +252,7 @@ def warm_up(workers: Workers, stub: Stub, n: int) -> None:
 
 def mem0_python() -> Path:
     """mem0's venv, made once (about a minute) under the cache folder."""
-    cache = Path(os.environ.get("MEMQ_CACHE", Path.home() / ".cache" / "memq"))
-    venv = cache / f"bench-{MEM0.replace('==', '-')}"
+    venv = _mem0_venv()
     python = venv / "bin" / "python"
     if not (venv / ".complete").exists():
         print(f"making mem0's venv in {venv} (once)", flush=True)
@@ -425,7 +424,11 @@ def report(runs: dict[tuple[str, int], list[dict[str, Any]]], latencies: list[in
     print("summary " + " ".join(summary))
 
 
-def mem0_python_if_made() -> Path | None:
+def _mem0_venv() -> Path:
     cache = Path(os.environ.get("MEMQ_CACHE", Path.home() / ".cache" / "memq"))
-    python = cache / f"bench-{MEM0.replace('==', '-')}" / "bin" / "python"
+    return cache / f"bench-{MEM0.replace('==', '-')}"
+
+
+def mem0_python_if_made() -> Path | None:
+    python = _mem0_venv() / "bin" / "python"
     return python if python.exists() else None
