@@ -47,6 +47,23 @@ _DROP = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+# KEYS: dead letters, outcome, delivery, extracted, outbox, inflight, metrics, mailbox (or "");
+# ARGV: entry, cap, delivery id, ttl, metrics field. 0: the delivery was done already (a stale
+# duplicate failed after another run finished it: nothing to record), 1: dead-lettered.
+_DEAD = """
+if redis.call('get', KEYS[2]) == 'done' and redis.call('exists', KEYS[3]) == 0 then
+  return 0
+end
+redis.call('rpush', KEYS[1], ARGV[1])
+redis.call('ltrim', KEYS[1], -tonumber(ARGV[2]), -1)
+if KEYS[8] ~= '' then redis.call('zrem', KEYS[8], ARGV[3]) end
+redis.call('zrem', KEYS[5], ARGV[3])
+redis.call('del', KEYS[3], KEYS[4])
+redis.call('srem', KEYS[6], ARGV[3])
+redis.call('set', KEYS[2], 'dead_lettered', 'EX', tonumber(ARGV[4]))
+redis.call('hincrby', KEYS[7], ARGV[5], 1)
+return 1
+"""
 # KEYS: owner, mailbox, mailboxes; ARGV: token, user. 1: released; 0: work is waiting, keep
 # draining; -1: not the owner.
 _RELEASE = """
@@ -123,6 +140,7 @@ class Coord:
         self._release = self.r.register_script(_RELEASE)
         self._renew = self.r.register_script(_RENEW)
         self._drop = self.r.register_script(_DROP)
+        self._dead = self.r.register_script(_DEAD)
 
     @classmethod
     def from_url(cls, url: str, **limits: int) -> Coord:
@@ -306,21 +324,21 @@ class Coord:
         return sum(cast(list[int], self.r.smismember(INFLIGHT, list(delivery_ids))))
 
     def dead_letter(self, delivery_id: str, user_id: str | None, stage: str, reason: str,
-                    message: dict[str, Any] | None) -> None:
+                    message: dict[str, Any] | None) -> bool:
+        """Record the delivery as dead with the reason, and drop what it left here. Not when
+        it is done already: a duplicate run (a redelivery, a reaped re-publish) that fails
+        after another run finished the delivery does not undo that success. Returns whether
+        a dead letter was recorded."""
         entry = {"delivery_id": delivery_id, "user_id": user_id, "stage": stage,
                  "reason": reason, "at": datetime.now(UTC).isoformat(), "message": message}
-        pipe = self.r.pipeline()
-        pipe.rpush(DEAD, json.dumps(entry, ensure_ascii=False, default=str))
-        pipe.ltrim(DEAD, -self.dead_max, -1)
-        if user_id:
-            pipe.zrem(_mbox_key(user_id), delivery_id)
-        pipe.zrem(OUTBOX, delivery_id)
-        pipe.delete(_delivery_key(delivery_id), _extracted_key(delivery_id))
-        pipe.srem(INFLIGHT, delivery_id)
-        pipe.set(_outcome_key(delivery_id), "dead_lettered", ex=OUTCOME_TTL_S)
         # the counter of workers.metrics (its field format), in the same round trip
-        pipe.hincrby("memq:metrics", f"memq_dead_letters_total|stage={stage}|", 1)
-        pipe.execute()
+        field = f"memq_dead_letters_total|stage={stage}|"
+        return bool(self._dead(
+            keys=[DEAD, _outcome_key(delivery_id), _delivery_key(delivery_id),
+                  _extracted_key(delivery_id), OUTBOX, INFLIGHT, "memq:metrics",
+                  _mbox_key(user_id) if user_id else ""],
+            args=[json.dumps(entry, ensure_ascii=False, default=str), self.dead_max,
+                  delivery_id, OUTCOME_TTL_S, field]))
 
     def statuses(self, delivery_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Each delivery's state: queued | started | extracted | done | dead_lettered (with

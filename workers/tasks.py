@@ -65,6 +65,19 @@ def unpack(text: str) -> list[float]:
     return [float(x) for x in np.frombuffer(base64.b64decode(text), dtype="<f4")]
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` arose while handling a SystemExit or KeyboardInterrupt (the process
+    being stopped), anywhere in its chain of causes and contexts."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, SystemExit | KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def fault(point: str) -> None:
     """Failure testing only (MEMQ_FAULT_DELAY_STAGE / _S): stall at a named point -- a stage's
     start, or ``memq.upsert_graph``: a plan made, not yet committed -- so that a test can
@@ -114,6 +127,15 @@ class Stage(Task):  # type: ignore[misc]
                     yield
             except redis.RedisError as exc:  # Redis restarting: like any store outage
                 raise TransientError(f"redis unavailable: {exc}") from exc
+            except Exception as exc:
+                if _interrupted(exc):
+                    # The process is being stopped (a warm shutdown's SystemExit came in the
+                    # middle of a store call, whose cleanup then raised something else): an
+                    # interruption, not a failure. SystemExit lets the process go as Celery
+                    # expects; the message is redelivered (acks_late, reject_on_worker_lost).
+                    log.warning("interrupted by the process stopping", error=type(exc).__name__)
+                    raise SystemExit(1) from exc
+                raise
         except TransientError as exc:
             wiring.metrics().inc("memq_retries_total", stage=self.name)
             attempt = self.request.retries
@@ -134,8 +156,11 @@ class Stage(Task):  # type: ignore[misc]
         coord = wiring.coord()
         if delivery or not user:
             record = coord.delivery(str(delivery)) if delivery else None
-            coord.dead_letter(str(delivery or task_id), user, self.name, reason,
-                              {"batch": record.batch if record else None, "raw": raw})
+            if not coord.dead_letter(str(delivery or task_id), user, self.name, reason,
+                                     {"batch": record.batch if record else None, "raw": raw}):
+                log.warning("failed after another run finished the delivery; nothing to record",
+                            stage=self.name, delivery_id=delivery, error=type(exc).__name__)
+                return
         elif isinstance(raw, dict) and raw.get("token"):
             # A drain: its claim goes, the mailbox stays for the next one (the reaper).
             coord.let_go(str(user), str(raw["token"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
@@ -149,3 +150,22 @@ def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
     assert left == []
     res = memq("deadletters", "--requeue", f"dl1-{user_id}", check=False)
     assert res.returncode == 1 and "no dead letter" in res.stderr
+
+
+def test_a_stale_duplicate_failing_after_the_delivery_is_done_records_nothing(
+        user_id: str) -> None:
+    """A redelivered or reaped copy of a delivery that fails (say a worker stopped in the
+    middle of it) after another run finished the delivery does not turn done into dead."""
+    from memq.workers.coord import Coord
+
+    coord = Coord.from_url(REDIS_URL)
+    done, live = f"done-{user_id}", f"live-{user_id}"
+    coord.accept([(d, user_id, "{}") for d in (done, live)], time.time(), time.time() + 60)
+    coord.finish(user_id, [done])
+    assert not coord.dead_letter(done, user_id, "memq.extract", "BufferError: late", None)
+    assert coord.dead_letter(live, user_id, "memq.extract", "BufferError: real", None)
+    states = {s["delivery_id"]: s["state"] for s in coord.statuses([done, live])}
+    assert states == {done: "done", live: "dead_lettered"}
+    dead = [d["delivery_id"] for d in coord.dead_letters() if d.get("user_id") == user_id]
+    assert dead == [live]
+    coord.take_dead_letters(lambda d: d.get("user_id") == user_id)
