@@ -60,6 +60,20 @@ class UserVersion:
 
 
 @dataclass(frozen=True)
+class PlanView:
+    """What a plan needs from the graph before Chroma is asked anything (one round trip):
+    the user's version, which of the batches were applied already, the timelines of the
+    candidates' single-valued slots, the current memories of the same texts (by content
+    hash), and in full the memories asked for by id and the slot holders'."""
+
+    version: UserVersion
+    applied: frozenset[str]
+    holders: list[SlotHolder]
+    memories: dict[str, StoredMemory]
+    exact: dict[str, StoredMemory]
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result, memory or episode."""
 
@@ -178,7 +192,20 @@ class GraphStore(Protocol):
         returns the new version; raises StaleVersion otherwise."""
         ...
 
-    def mark_projected(self, user_id: str, version: int) -> None: ...
+    def mark_projected(self, user_id: str, version: int, *, if_at: int | None = None) -> int:
+        """Chroma holds every write up to ``version`` (never moves back); with ``if_at``,
+        only while the user is still at that version. Returns the user's version now."""
+        ...
+
+    def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
+                  slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
+                  contents: Sequence[str]) -> PlanView: ...
+
+    def near_current(self, user_id: str, near: Sequence[Sequence[str]],
+                     k: int) -> list[StoredMemory]:
+        """For each list of memory ids (nearest first, any status), the first ``k`` that are
+        current, in full."""
+        ...
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
 

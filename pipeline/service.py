@@ -82,45 +82,66 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     return Extracted(result.kept, cand_vectors, len(result.below_gate), result.chunks, episodes)
 
 
-def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, thresholds: Thresholds,
-            predicates: Predicates) -> list[Prepared]:
+@dataclass(frozen=True)
+class Preparation:
+    """The candidates of a (possibly coalesced) plan, ready to merge, and the version the plan
+    is made at (its commit is fenced on it)."""
+
+    version: int
+    applied: frozenset[str]  # batches applied before: their candidates were left out
+    prepared: list[Prepared]
+
+
+def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids: Sequence[str],
+            thresholds: Thresholds, predicates: Predicates) -> Preparation:
     """Per candidate: the user's nearest current memories and the holders of its slots, as the
     graph has them now. Chroma only says which memories are near (ids); their state comes
-    from the graph, so a Chroma record behind the graph cannot mislead a plan."""
-    if not items:
-        return []
+    from the graph, so a Chroma record behind the graph cannot mislead a plan.
+
+    Three round trips: the graph's view of the batch (``plan_view``: version, applied batches,
+    slot timelines, same-text memories, the candidates' own ids), Chroma's nearest (after
+    ``catch_up`` when Chroma is behind), then the graph's current ones among them. Every
+    read is of the version the plan is fenced on, or newer: a newer one means a commit came
+    in between, and the fence refuses the plan."""
     model_id = ports.embedder.model_id
-    foreign = ports.memories.foreign_model(user_id, model_id)
-    if foreign is not None:
-        require_same_model(model_id, foreign)
+    if items:
+        foreign = ports.memories.foreign_model(user_id, model_id)
+        if foreign is not None:
+            require_same_model(model_id, foreign)
     candidates = [i.candidate for i in items]
     slots = sorted({t.slot for c in candidates for t in c.triples
                     if predicates.is_single(t.predicate)})
-    holder_ids = {h.memory_id for h in ports.graph.slot_holders(user_id, slots)}
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
+    view = ports.graph.plan_view(user_id, batch_ids=batch_ids, slots=slots,
+                                 memory_ids=sorted(set(own_ids)),
+                                 contents=[c.content for c in candidates])
+    if view.version.projected < view.version.version:
+        catch_up(ports, user_id)
+    kept = [(i, own) for i, own in zip(items, own_ids, strict=True)
+            if i.batch_id not in view.applied]
+    if not kept:
+        return Preparation(view.version.version, view.applied, [])
     # Superseded memories are near too: look wider, keep the current ones.
-    near = ports.memories.similar(user_id, [i.vector for i in items], model_id,
+    near = ports.memories.similar(user_id, [i.vector for i, _ in kept], model_id,
                                   max(4 * thresholds.neighbors, 20))
-    # which are current: ids only; then whole memories for the few a plan can use
-    current = ports.graph.current_ids(user_id, sorted({mid for top in near for mid, _ in top}))
-    near = [[(mid, sim) for mid, sim in top if mid in current][: thresholds.neighbors]
-            for top in near]
-    wanted = holder_ids | set(own_ids) | {mid for top in near for mid, _ in top}
-    state = {m.id: m for m in ports.graph.get(user_id, sorted(wanted))}
+    state = dict(view.memories)
+    state.update((m.id, m) for m in ports.graph.near_current(
+        user_id, [[mid for mid, _ in top] for top in near], thresholds.neighbors))
+    holder_ids = {h.memory_id for h in view.holders}
     holders = [state[h] for h in sorted(holder_ids) if h in state]
-    exact = ports.graph.exact(user_id, [c.content for c in candidates])
     prepared = []
-    for item, own, top in zip(items, own_ids, near, strict=True):
+    for (item, own), top in zip(kept, near, strict=True):
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
-                     if mid in state and state[mid].is_current]
+                     if mid in state and state[mid].is_current][: thresholds.neighbors]
         cand_slots = {t.slot for t in item.candidate.triples}
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
-            already_stored=own in state, exact=exact.get(ids.content_hash(item.candidate.content)),
+            already_stored=own in state,
+            exact=view.exact.get(ids.content_hash(item.candidate.content)),
             batch_id=item.batch_id, session_id=item.session_id,
         ))
-    return prepared
+    return Preparation(view.version.version, view.applied, prepared)
 
 
 def merge(ports: Ports, prepared: Sequence[Prepared], ctx: BatchContext, *,
@@ -173,9 +194,10 @@ def project(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
     _to_chroma(ports, user_id, memories, vectors, caught_up=caught_up)
     seen = version
     for _ in range(MAX_PROJECT_ROUNDS):
-        now = ports.graph.version(user_id).version
+        # marked only if no commit came in since ``seen`` (one round trip when none did)
+        now = ports.graph.mark_projected(user_id, version, if_at=seen)
         if now == seen:
-            break
+            return
         seen = now
         fresh = ports.graph.get(user_id, touched)
         gone = sorted(set(touched) - {m.id for m in fresh})

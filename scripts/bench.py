@@ -124,8 +124,8 @@ def _clustered(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
 
 def bench_dedupe(args: argparse.Namespace) -> None:
     """Dedupe's store reads per batch, as ``pipeline.service.prepare`` makes them for 8 new
-    memories (model check, the 20 nearest of any status from Chroma; from Neo4j which of
-    them are current, the nearest 5 current in full, and the same-text lookup), against one
+    memories (model check; from Neo4j the batch's view: version, slots, same texts; the 20
+    nearest of any status from Chroma; from Neo4j the nearest 5 current in full), against one
     user's store of N memories: p50/p95 over --batches batches, and the recall of the true
     nearest *current* neighbour against an exact scan. A tenth of the planted memories are
     superseded (dedupe must see past them)."""
@@ -168,13 +168,14 @@ def bench_dedupe(args: argparse.Namespace) -> None:
             queries = vecs[picks] + sigma * rng.normal(size=(8, 384)).astype(np.float32)
             queries /= np.linalg.norm(queries, axis=1, keepdims=True)
             t = time.perf_counter()
+            texts = [f"Planted memory number {i}." for i in picks]
             chroma.foreign_model(user, model)
+            if not args.chroma_only:  # as prepare(): the graph's view of the batch first
+                graph.plan_view(user, batch_ids=[f"b{b}"], slots=[], contents=texts,
+                                memory_ids=[f"m_new_{b}_{q}" for q in range(8)])
             near = chroma.similar(user, queries.tolist(), model, 20)
-            if not args.chroma_only:  # as prepare(): which are current, then the top 5
-                live_ids = graph.current_ids(user, sorted({i for top in near for i, _ in top}))
-                graph.get(user, sorted({i for top in near
-                                        for i in [i for i, _ in top if i in live_ids][:5]}))
-                graph.exact(user, [f"Planted memory number {i}." for i in picks])
+            if not args.chroma_only:  # then the nearest 5 current, in full
+                graph.near_current(user, [[i for i, _ in top] for top in near], 5)
             times.append(time.perf_counter() - t)
             truth = live[np.argmax(queries @ vecs[live].T, axis=1)]
             for q in range(8):

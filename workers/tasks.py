@@ -345,14 +345,14 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     log_ = log.bind(deliveries=len(found))
     started = time.perf_counter()
     with metrics.timed("memq_stage_seconds", stage="memq.dedupe"):
-        version = service.catch_up(ports, user_id).version
-        applied = ports.graph.applied_batches(user_id, [e.batch_id for _, e in found])
         items = [service.Candidate(c, unpack(v), e.batch_id, e.session_id)
-                 for _, e in found if e.batch_id not in applied
-                 for c, v in zip(e.candidates, e.vectors, strict=True)]
-        prepared = service.prepare(ports, user_id, items, thresholds=s.thresholds(),
-                                   predicates=wiring.predicates())
-    log_.info("dedupe", stage="memq.dedupe", candidates=len(items), skipped_batches=len(applied),
+                 for _, e in found for c, v in zip(e.candidates, e.vectors, strict=True)]
+        preparation = service.prepare(ports, user_id, items,
+                                      batch_ids=[e.batch_id for _, e in found],
+                                      thresholds=s.thresholds(), predicates=wiring.predicates())
+    version, prepared = preparation.version, preparation.prepared
+    log_.info("dedupe", stage="memq.dedupe", candidates=len(prepared),
+              skipped_batches=len(preparation.applied),
               ms=round(1000 * (time.perf_counter() - started), 1))
     now = _now()
     ctx = BatchContext(user_id=user_id, batch_id=_combined_id([e.batch_id for _, e in found]),

@@ -1,0 +1,41 @@
+// What a plan needs from the graph before Chroma is asked anything, in one round trip:
+// the user's version (the fence) and how far Chroma holds it, which of these batches were
+// applied already, every fact ever stated for these single-valued slots (their timelines),
+// the current memories with these texts (by content hash), and in full the memories of
+// these ids and of the slot holders.
+OPTIONAL MATCH (u:User {id: $user_id})
+WITH coalesce(u.version, 0) AS version, coalesce(u.projected, 0) AS projected
+CALL () {
+  MATCH (a:Audit)
+  WHERE a.user_id = $user_id AND a.batch_id IN $batch_ids
+  RETURN collect(DISTINCT a.batch_id) AS applied
+}
+CALL () {
+  UNWIND $slots AS slot
+  MATCH (s:Entity {user_id: $user_id, key: slot.subject_key})-[r:FACT]->(o:Entity)
+  WHERE r.predicate = slot.predicate AND r.user_id = $user_id
+  WITH DISTINCT r.memory_id AS memory_id, s.name AS subject, r.predicate AS predicate,
+       o.name AS object, r.valid_at AS valid_at
+  RETURN collect({memory_id: memory_id, subject: subject, predicate: predicate,
+                  object: object, valid_at: toString(valid_at)}) AS holders
+}
+CALL () {
+  MATCH (m:Memory)
+  WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
+  RETURN collect(m {.*, valid_at: toString(m.valid_at), invalid_at: toString(m.invalid_at),
+                    created_at: toString(m.created_at), updated_at: toString(m.updated_at),
+                    expires_at: toString(m.expires_at),
+                    last_accessed_at: toString(m.last_accessed_at)}) AS exact
+}
+CALL (holders) {
+  // one index lookup per id (an OR in a WHERE would scan the user's memories)
+  UNWIND $ids + [h IN holders | h.memory_id] AS wanted
+  WITH DISTINCT wanted
+  MATCH (m:Memory {id: wanted})
+  WHERE m.user_id = $user_id
+  RETURN collect(m {.*, valid_at: toString(m.valid_at), invalid_at: toString(m.invalid_at),
+                    created_at: toString(m.created_at), updated_at: toString(m.updated_at),
+                    expires_at: toString(m.expires_at),
+                    last_accessed_at: toString(m.last_accessed_at)}) AS memories
+}
+RETURN version, projected, applied, holders, exact, memories
