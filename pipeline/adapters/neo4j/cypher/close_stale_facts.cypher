@@ -2,4 +2,4 @@
 UNWIND $memories AS m
 MATCH ()-[r:FACT {memory_id: m.id}]->()
 WHERE r.user_id = $user_id AND NOT r.id IN m.triple_ids AND r.expired_at IS NULL
-SET r.expired_at = $now, r.invalid_at = coalesce(r.invalid_at, m.props.updated_at)
+SET r.expired_at = $now, r.invalid_at = coalesce(r.invalid_at, datetime(m.times.updated_at))

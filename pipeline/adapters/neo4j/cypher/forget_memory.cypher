@@ -55,6 +55,6 @@ RETURN count(m) AS n;
 // 6. The FORGET entry ($tombstone: {id, props}); not counted.
 MERGE (u:User {id: $user_id})
 MERGE (a:Audit {id: $tombstone.id})
-  ON CREATE SET a += $tombstone.props
+  ON CREATE SET a += $tombstone.props, a.at = datetime($tombstone.props.at)
 MERGE (u)-[:AUDITED]->(a)
 RETURN 0 AS n

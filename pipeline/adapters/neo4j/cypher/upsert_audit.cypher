@@ -1,6 +1,6 @@
 UNWIND $entries AS e
 MERGE (a:Audit {id: e.id})
-  ON CREATE SET a += e.props
+  ON CREATE SET a += e.props, a.at = datetime(e.props.at)
 WITH a, e
 MATCH (u:User {id: $user_id})
 MERGE (u)-[:AUDITED]->(a)
