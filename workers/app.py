@@ -35,8 +35,8 @@ def create_app() -> Celery:
             "unacked_restore_interval": s.restore_sweep_s,
             "unacked_restore_throttle": 1,  # every sweep scans (kombu's default: every 10th)
         },
-        task_default_queue="memq.store",
-        task_routes={"memq.extract": {"queue": "memq.extract"}},  # memq.apply: memq.store
+        task_default_queue=broker.STORE_QUEUE,  # memq.apply, the lifecycle
+        task_routes={"memq.extract": {"queue": broker.EXTRACT_QUEUE}},
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,  # memq's log lines go out as they are, not as WARNINGs

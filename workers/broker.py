@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import socket
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from queue import Empty
@@ -40,6 +43,39 @@ def _text(value: bytes | str) -> str:
 
 DEAD = "memq:deadletter"
 RAW_CAP = 64 * 1024
+EXTRACT_QUEUE = "memq.extract"  # workers.app's routes: memq.extract here,
+STORE_QUEUE = "memq.store"  # everything else (memq.apply, the lifecycle) here
+_ORIGIN = f"{os.getpid()}@{socket.gethostname()}"
+_EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
+
+
+def task_envelope(task: str, args: list[Any], queue: str) -> str:
+    """A Celery protocol 2 task message in kombu's Redis envelope, as ``send_task`` writes it
+    to the list ``queue`` (default exchange, priority 0), ready for one LPUSH.
+
+    Publishing through Celery costs ~1.5 ms of Python and a round trip of its own per
+    message; built here it costs ~0.03 ms, and the outbox record and its message go to Redis
+    in one pipeline (workers.client.enqueue). The worker reads it through Celery as any
+    other task message (its consumer is the same kombu transport)."""
+    task_id = str(uuid.uuid4())
+    body = json.dumps([args, {}, _EMBED], separators=(",", ":"))
+    return json.dumps({
+        "body": base64.b64encode(body.encode()).decode(),
+        "content-encoding": "utf-8", "content-type": "application/json",
+        "headers": {
+            "lang": "py", "task": task, "id": task_id, "shadow": None, "eta": None,
+            "expires": None, "group": None, "group_index": None, "retries": 0,
+            "timelimit": [None, None], "root_id": task_id, "parent_id": None,
+            "argsrepr": repr(args), "kwargsrepr": "{}", "origin": _ORIGIN,
+            "ignore_result": True, "replaced_task_nesting": 0, "stamped_headers": None,
+            "stamps": {},
+        },
+        "properties": {
+            "correlation_id": task_id, "reply_to": "", "delivery_mode": 2,
+            "delivery_info": {"exchange": "", "routing_key": queue}, "priority": 0,
+            "body_encoding": "base64", "delivery_tag": str(uuid.uuid4()),
+        },
+    }, separators=(",", ":"))
 
 
 def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) -> str:

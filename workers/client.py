@@ -107,23 +107,20 @@ def _chunks(turns: list[Turn]) -> Iterable[list[Turn]]:
 
 
 def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
-    """Record each batch in the outbox (Redis, one round trip for all), then publish an
-    extract message carrying its delivery id only. A batch whose message is lost (a broker
-    hiccup, a worker killed as it popped it) is published again by the reaper."""
+    """Record each batch in the outbox and publish an extract message carrying its delivery id
+    only, all in one Redis round trip. A batch whose message is lost (a worker killed as it
+    popped it) is published again by the reaper."""
     from memq.schemas import StageMessage  # noqa: PLC0415
     from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.app import app  # noqa: PLC0415  (publishing needs no task code)
+    from memq.workers.broker import EXTRACT_QUEUE, task_envelope  # noqa: PLC0415
 
     if not batches:
         return []
     coord, s = wiring.coord(), wiring.settings()
     now = time.time()
     rows = [(uuid.uuid4().hex, b) for b in batches]
-    coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s)
-    published = []
-    for delivery_id, batch in rows:
-        body = StageMessage(user_id=batch.user_id, delivery_id=delivery_id).model_dump()
-        app.send_task("memq.extract", args=[body])  # routed to the memq.extract queue
-        published.append(Published(delivery_id, batch.batch_id, batch.user_id,
-                                   batch.session_id, len(batch.turns)))
-    return published
+    messages = [(EXTRACT_QUEUE, task_envelope("memq.extract", [StageMessage(
+        user_id=b.user_id, delivery_id=d).model_dump()], EXTRACT_QUEUE)) for d, b in rows]
+    coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s,
+                 messages)
+    return [Published(d, b.batch_id, b.user_id, b.session_id, len(b.turns)) for d, b in rows]

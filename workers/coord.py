@@ -148,8 +148,10 @@ class Coord:
 
     # -- the outbox: a delivery is recorded before it is published -----------------------------
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
-               deadline: float) -> None:
-        """Record (delivery id, user, batch JSON) entries, in one round trip."""
+               deadline: float, messages: Sequence[tuple[str, str]] = ()) -> None:
+        """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
+        broker message) pairs, workers.broker.task_envelope), all in one round trip. The
+        records go first: a message is never read before its delivery is recorded."""
         pipe = self.r.pipeline(transaction=False)
         for delivery_id, user_id, batch in deliveries:
             pipe.hset(_delivery_key(delivery_id), mapping={
@@ -157,7 +159,13 @@ class Coord:
                 "state": "queued"})
             pipe.zadd(OUTBOX, {delivery_id: deadline})
             pipe.sadd(INFLIGHT, delivery_id)
+        for queue, message in messages:
+            pipe.lpush(queue, message)
         pipe.execute()
+
+    def publish(self, queue: str, message: str) -> None:
+        """One broker message (workers.broker.task_envelope) onto its queue."""
+        self.r.lpush(queue, message)
 
     def delivery(self, delivery_id: str) -> Delivery | None:
         raw = cast(dict[str, str], self.r.hgetall(_delivery_key(delivery_id)))
