@@ -129,6 +129,7 @@ class ChromaStores:
         self._models: set[str] = set()
         self._models_at = float("-inf")
         self._registered: set[str] = set()
+        self._absent: dict[str, float] = {}  # collection name -> when it was last found missing
 
     @classmethod
     def connect(cls, host: str, port: int) -> ChromaStores:
@@ -171,16 +172,22 @@ class ChromaStores:
                     metadata={"user_id": user_id, "kind": base, "model": model_id})
         return self._collections[name]
 
-    def _lookup(self, name: str) -> Any | None:
-        """An existing collection or None (reads never create)."""
+    def _lookup(self, name: str, *, absence_ttl_s: float = 0.0) -> Any | None:
+        """An existing collection or None (reads never create). Absence is not cached (another
+        process may create it any moment), except for ``absence_ttl_s`` when asked."""
         if name in self._collections:
             return self._collections[name]
-        try:  # absence is not cached: another process may create it any moment
+        if absence_ttl_s and time.monotonic() - self._absent.get(name, float("-inf")) \
+                < absence_ttl_s:
+            return None
+        try:
             with _transient():
                 self._collections[name] = self._connect().get_collection(
                     name, embedding_function=None)
         except (chromadb.errors.NotFoundError, ValueError):
+            self._absent[name] = time.monotonic()
             return None
+        self._absent.pop(name, None)
         return self._collections[name]
 
     def _register(self, model_id: str) -> None:
@@ -204,11 +211,13 @@ class ChromaStores:
             self._models_at = now
         return self._models
 
-    def _cols(self, base: str, user_id: str) -> list[tuple[str, Any]]:
+    def _cols(self, base: str, user_id: str, *,
+              absence_ttl_s: float = 0.0) -> list[tuple[str, Any]]:
         """The user's existing collections of one kind, as (model id, collection)."""
         out = []
         for model in sorted(self.models()):
-            col = self._lookup(self.collection_name(base, model, user_id))
+            col = self._lookup(self.collection_name(base, model, user_id),
+                               absence_ttl_s=absence_ttl_s)
             if col is not None:
                 out.append((model, col))
         return out
@@ -383,8 +392,10 @@ class ChromaStores:
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
         """An embedding model other than ``model_id`` that this user's records use, if any."""
+        # Checked before every plan: a collection of another model found missing is believed
+        # missing for as long as the registry of models is (MODELS_TTL_S), not asked again.
         for base in (MEMORIES, EPISODES):
-            for model, col in self._cols(base, user_id):
+            for model, col in self._cols(base, user_id, absence_ttl_s=MODELS_TTL_S):
                 if model != model_id and self._run(col, lambda c: c.count(), 0):
                     return model
         return None
