@@ -1,7 +1,7 @@
 """Enqueue, for agents: validate turns, group them into per-session batches, publish.
 
 Publishing never waits on the pipeline: one Redis round trip records the batches (the
-outbox), then one small broker message per batch carries its delivery id. Python agents call
+outbox) and pushes one small broker message per batch, carrying its delivery id. Python agents call
 :func:`enqueue`; any other producer uses ``memq enqueue``.
 """
 
