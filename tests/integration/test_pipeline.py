@@ -106,7 +106,9 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
-    from memq.workers import tasks  # the real task, published the way enqueue publishes
+    from memq.workers import tasks
+    from memq.workers.broker import EXTRACT_QUEUE, task_envelope
+    from memq.workers.coord import Coord
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     tasks.app.conf.broker_url = REDIS_URL
@@ -117,7 +119,10 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     r.hset(f"memq:delivery:{delivery}", mapping={"user": user_id, "batch": bad,
                                                   "enqueued_at": "1.0", "state": "queued"})
     r.sadd("memq:inflight", delivery)
-    tasks.publish_extract(delivery, user_id)
+    # published the way enqueue publishes (tasks.publish_extract, on the tests' Redis db)
+    Coord.from_url(REDIS_URL).publish(EXTRACT_QUEUE, task_envelope(
+        "memq.extract", [{"v": "1", "user_id": user_id, "delivery_id": delivery,
+                          "token": None}], EXTRACT_QUEUE))
     # An off-contract message (the old payload shape): dead-lettered with the reason too.
     other = uuid.uuid4().hex
     r.sadd("memq:inflight", other)
