@@ -178,10 +178,6 @@ class EpisodeStore(Protocol):
 class GraphStore(Protocol):
     """Memories, entities, triples with validity in time, and the audit trail."""
 
-    def slot_holders(
-        self, user_id: str, slots: Sequence[tuple[str, str]]
-    ) -> list[SlotHolder]: ...
-
     def version(self, user_id: str) -> UserVersion: ...
 
     def apply(
@@ -209,15 +205,9 @@ class GraphStore(Protocol):
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
 
-    def current_ids(self, user_id: str, ids: Sequence[str]) -> set[str]:
-        """Of these memory ids, the current ones (ids only: cheap for many)."""
-        ...
-
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]: ...
 
     def changed_since(self, user_id: str, version: int) -> list[StoredMemory]: ...
-
-    def applied_batches(self, user_id: str, batch_ids: Sequence[str]) -> set[str]: ...
 
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]: ...
 

@@ -167,15 +167,6 @@ class Neo4jGraph:
                 lambda tx: [r.data() for r in tx.run(cypher(name), params)]
             )
 
-    def slot_holders(self, user_id: str, slots: Sequence[tuple[str, str]]) -> list[SlotHolder]:
-        if not slots:
-            return []
-        rows = self._read("slot_holders", user_id=user_id, slots=[
-            {"subject_key": ids.entity_key(s), "predicate": p} for s, p in slots])
-        return [SlotHolder(memory_id=r["memory_id"], subject=r["subject"],
-                           predicate=r["predicate"], object=r["object"],
-                           valid_at=_native(r["valid_at"])) for r in rows]
-
     # -- the user's version: the fence of every write ----------------------------------------
     def version(self, user_id: str) -> UserVersion:
         (row,) = self._read("user_version", user_id=user_id)
@@ -239,20 +230,15 @@ class Neo4jGraph:
                      k: int) -> list[StoredMemory]:
         if not any(near):
             return []
-        return [stored_memory(r["m"]) for r in self._read(
-            "near_current", user_id=user_id, near=[list(top) for top in near], k=k)]
+        (row,) = self._read("near_current", user_id=user_id, near=[list(top) for top in near],
+                            k=k)
+        return [stored_memory(m) for m in row["memories"]]
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         if not memory_ids:
             return []
         return [stored_memory(r["m"]) for r in
                 self._read("get_memories", user_id=user_id, ids=list(memory_ids))]
-
-    def current_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
-        if not memory_ids:
-            return set()
-        return {str(i) for r in self._read("current_ids", user_id=user_id,
-                                           ids=list(memory_ids)) for i in r["ids"]}
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
         """Current memories with the same normalised text, by content hash."""
@@ -266,12 +252,6 @@ class Neo4jGraph:
     def changed_since(self, user_id: str, version: int) -> list[StoredMemory]:
         return [stored_memory(r["m"]) for r in
                 self._read("changed_since", user_id=user_id, since=version)]
-
-    def applied_batches(self, user_id: str, batch_ids: Sequence[str]) -> set[str]:
-        if not batch_ids:
-            return set()
-        return {str(r["batch_id"]) for r in
-                self._read("applied_batches", user_id=user_id, batch_ids=list(batch_ids))}
 
     def record_access(self, user_id: str, memories: Sequence[StoredMemory],
                       audit: Sequence[AuditEntry] = ()) -> None:
