@@ -11,7 +11,9 @@ graph before anything is planned (``catch_up``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -82,6 +84,19 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     return Extracted(result.kept, cand_vectors, len(result.below_gate), result.chunks, episodes)
 
 
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _side() -> ThreadPoolExecutor:
+    """A thread for a read that runs beside another (Chroma's nearest beside the graph's
+    view); one per process (a forked worker child gets its own: threads do not survive a
+    fork)."""
+    global _pool  # noqa: PLW0603
+    if _pool is None or _pool[0] != os.getpid():
+        _pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="memq-near"))
+    return _pool[1]
+
+
 @dataclass(frozen=True)
 class Preparation:
     """The candidates of a (possibly coalesced) plan, ready to merge, and the version the plan
@@ -98,11 +113,11 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     graph has them now. Chroma only says which memories are near (ids); their state comes
     from the graph, so a Chroma record behind the graph cannot mislead a plan.
 
-    Three round trips: the graph's view of the batch (``plan_view``: version, applied batches,
-    slot timelines, same-text memories, the candidates' own ids), Chroma's nearest (after
-    ``catch_up`` when Chroma is behind), then the graph's current ones among them. Every
-    read is of the version the plan is fenced on, or newer: a newer one means a commit came
-    in between, and the fence refuses the plan."""
+    Two round trips' time: the graph's view of the batch (``plan_view``: version, applied
+    batches, slot timelines, same-text memories, the candidates' own ids) while Chroma finds
+    the nearest (asked again after ``catch_up`` when the view shows Chroma behind), then the
+    graph's current ones among them. Every read is of the version the plan is fenced on, or
+    newer: a newer one means a commit came in between, and the fence refuses the plan."""
     model_id = ports.embedder.model_id
     if items:
         foreign = ports.memories.foreign_model(user_id, model_id)
@@ -112,25 +127,30 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     slots = sorted({t.slot for c in candidates for t in c.triples
                     if predicates.is_single(t.predicate)})
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
+    # Superseded memories are near too: look wider, keep the current ones.
+    wide = max(4 * thresholds.neighbors, 20)
+    vectors = [i.vector for i in items]
+    asked = _side().submit(ports.memories.similar, user_id, vectors, model_id, wide) \
+        if items else None
     view = ports.graph.plan_view(user_id, batch_ids=batch_ids, slots=slots,
                                  memory_ids=sorted(set(own_ids)),
                                  contents=[c.content for c in candidates])
+    near_all = asked.result() if asked is not None else []
     if view.version.projected < view.version.version:
         catch_up(ports, user_id)
-    kept = [(i, own) for i, own in zip(items, own_ids, strict=True)
+        near_all = ports.memories.similar(user_id, vectors, model_id, wide) if items else []
+    kept = [(i, own, top) for i, own, top in zip(items, own_ids, near_all, strict=True)
             if i.batch_id not in view.applied]
     if not kept:
         return Preparation(view.version.version, view.applied, [])
-    # Superseded memories are near too: look wider, keep the current ones.
-    near = ports.memories.similar(user_id, [i.vector for i, _ in kept], model_id,
-                                  max(4 * thresholds.neighbors, 20))
+    near = [top for _, _, top in kept]
     state = dict(view.memories)
     state.update((m.id, m) for m in ports.graph.near_current(
         user_id, [[mid for mid, _ in top] for top in near], thresholds.neighbors))
     holder_ids = {h.memory_id for h in view.holders}
     holders = [state[h] for h in sorted(holder_ids) if h in state]
     prepared = []
-    for (item, own), top in zip(kept, near, strict=True):
+    for item, own, top in kept:
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
                      if mid in state and state[mid].is_current][: thresholds.neighbors]
         cand_slots = {t.slot for t in item.candidate.triples}

@@ -122,18 +122,45 @@ def _clustered(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def bench_dedupe(args: argparse.Namespace) -> None:
-    """Dedupe's store reads per batch, as ``pipeline.service.prepare`` makes them for 8 new
-    memories (model check; from Neo4j the batch's view: version, slots, same texts; the 20
-    nearest of any status from Chroma; from Neo4j the nearest 5 current in full), against one
-    user's store of N memories: p50/p95 over --batches batches, and the recall of the true
-    nearest *current* neighbour against an exact scan. A tenth of the planted memories are
-    superseded (dedupe must see past them)."""
+def _plant_dedupe(user: str, vecs: Any, current: Any, now: datetime, *, graph: bool) -> float:
+    """One user's store of len(vecs) memories (``current``: which are current), in Chroma and
+    (``graph``) Neo4j, marked as projected; returns the seconds it took."""
     from memq.schemas import Kind, Status, StoredMemory
     from memq.workers import wiring
 
-    chroma, graph = wiring.chroma(), wiring.graph()
+    chroma, store = wiring.chroma(), wiring.graph()
     model = wiring.ports().embedder.model_id
+    t = time.perf_counter()
+    for start in range(0, len(vecs), 1000):
+        chunk = [StoredMemory(
+            id=f"m_dd_{i}", user_id=user, content=f"Planted memory number {i}.",
+            kind=Kind.FACT, confidence=0.9, importance=1.0, triples=[],
+            source_turn_ids=[f"t{i}"], valid_at=now, created_at=now, updated_at=now,
+            embedding_model=model,
+            status=Status.CURRENT if current[i] else Status.SUPERSEDED,
+        ) for i in range(start, min(len(vecs), start + 1000))]
+        chroma.upsert(chunk, [vecs[start + j].tolist() for j in range(len(chunk))])
+        if graph:
+            store.apply(user, chunk, [], now, expected=None)
+    if graph:
+        store.mark_projected(user, store.version(user).version)  # chroma has them all
+    return time.perf_counter() - t
+
+
+def bench_dedupe(args: argparse.Namespace) -> None:
+    """Dedupe's store reads per batch: ``pipeline.service.prepare`` itself for 8 new memories
+    (model check; the graph's view of the batch beside Chroma's 20 nearest of any status;
+    from the graph the nearest 5 current in full), against one
+    user's store of N memories: p50/p95 over --batches batches, and the recall of the true
+    nearest *current* neighbour against an exact scan. A tenth of the planted memories are
+    superseded (dedupe must see past them)."""
+    from memq.pipeline import service
+    from memq.schemas import CandidateMemory, Kind
+    from memq.workers import wiring
+
+    chroma, graph, ports = wiring.chroma(), wiring.graph(), wiring.ports()
+    thresholds, predicates = wiring.settings().thresholds(), wiring.predicates()
+    model = ports.embedder.model_id
     now = datetime.now(UTC)
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     base: float | None = None
@@ -142,24 +169,12 @@ def bench_dedupe(args: argparse.Namespace) -> None:
         rng = np.random.default_rng(n)
         vecs = _clustered(rng, n)
         current = rng.random(n) >= 0.1
-        t = time.perf_counter()
-        for start in range(0, n, 1000):
-            chunk = [StoredMemory(
-                id=f"m_dd_{i}", user_id=user, content=f"Planted memory number {i}.",
-                kind=Kind.FACT, confidence=0.9, importance=1.0, triples=[],
-                source_turn_ids=[f"t{i}"], valid_at=now, created_at=now, updated_at=now,
-                embedding_model=model,
-                status=Status.CURRENT if current[i] else Status.SUPERSEDED,
-            ) for i in range(start, min(n, start + 1000))]
-            chroma.upsert(chunk, [vecs[start + j].tolist() for j in range(len(chunk))])
-            if not args.chroma_only:
-                graph.apply(user, chunk, [], now, expected=None)
-        plant = time.perf_counter() - t
+        plant = _plant_dedupe(user, vecs, current, now, graph=not args.chroma_only)
         time.sleep(args.settle)  # Chroma indexes what was just written in the background
         live = np.nonzero(current)[0]
         times: list[float] = []
         hits, total = {"near": 0, "far": 0}, {"near": 0, "far": 0}
-        for b in range(args.batches):
+        for b in range(-args.warmup, args.batches):  # the first few are not counted
             # half the batches hold near-duplicates of stored memories (cosine ~0.9: what
             # dedupe decides on), half new text on known topics (cosine ~0.6 to the nearest)
             kind = "near" if b % 2 == 0 else "far"
@@ -167,21 +182,27 @@ def bench_dedupe(args: argparse.Namespace) -> None:
             sigma = 0.025 if kind == "near" else 0.07
             queries = vecs[picks] + sigma * rng.normal(size=(8, 384)).astype(np.float32)
             queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+            items = [service.Candidate(CandidateMemory(
+                content=f"New memory {b}-{q}.", kind=Kind.FACT, confidence=0.9, importance=0.5,
+                source_turn_ids=[f"s/{b}-{q}"], valid_at=now), queries[q].tolist(), f"b{b}", "s")
+                for q in range(8)]
             t = time.perf_counter()
-            texts = [f"Planted memory number {i}." for i in picks]
-            chroma.foreign_model(user, model)
-            if not args.chroma_only:  # as prepare(): the graph's view of the batch first
-                graph.plan_view(user, batch_ids=[f"b{b}"], slots=[], contents=texts,
-                                memory_ids=[f"m_new_{b}_{q}" for q in range(8)])
-            near = chroma.similar(user, queries.tolist(), model, 20)
-            if not args.chroma_only:  # then the nearest 5 current, in full
-                graph.near_current(user, [[i for i, _ in top] for top in near], 5)
+            if args.chroma_only:
+                near = chroma.similar(user, queries.tolist(), model, 20)
+                found = [next((i for i, _ in top if current[int(i.rsplit("_", 1)[1])]), None)
+                         for top in near]
+            else:  # the real thing: pipeline.service.prepare, as a drain runs it
+                prepared = service.prepare(ports, user, items, batch_ids=[f"b{b}"],
+                                           thresholds=thresholds, predicates=predicates)
+                found = [p.neighbors[0].memory.id if p.neighbors else None
+                         for p in prepared.prepared]
+            if b < 0:
+                continue
             times.append(time.perf_counter() - t)
             truth = live[np.argmax(queries @ vecs[live].T, axis=1)]
             for q in range(8):
-                first = next((i for i, _ in near[q] if current[int(i.rsplit("_", 1)[1])]), None)
                 total[kind] += 1
-                hits[kind] += first == f"m_dd_{truth[q]}"
+                hits[kind] += found[q] == f"m_dd_{truth[q]}"
         p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
         base = base or p95
         print(f"{n:>7} memories (planted in {plant:5.1f} s): per batch p50 {p50:6.1f} ms, "
@@ -491,6 +512,7 @@ def main() -> None:
     p.add_argument("--batches", type=int, default=100)
     p.add_argument("--chroma-only", action="store_true", help="plant and read Chroma only")
     p.add_argument("--settle", type=float, default=0.0, help="seconds between plant and measure")
+    p.add_argument("--warmup", type=int, default=5, help="batches run first, not counted")
     p.set_defaults(fn=bench_dedupe)
     p = sub.add_parser("enqueue")
     p.add_argument("--n", type=int, default=2000)
