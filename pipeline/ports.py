@@ -1,7 +1,7 @@
 """The small typed interfaces the core talks through, and the plain values they pass.
 
 Adapters in ``pipeline.adapters`` implement these against Chroma, Neo4j, the openai
-client and ONNX; ``pipeline.testing`` has in-memory fakes for unit tests of the core.
+client and ONNX; unit tests of the core give the pure steps plain values.
 """
 
 from __future__ import annotations
