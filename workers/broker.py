@@ -45,28 +45,34 @@ DEAD = "memq:deadletter"
 RAW_CAP = 64 * 1024
 EXTRACT_QUEUE = "memq.extract"  # workers.app's routes: memq.extract here,
 STORE_QUEUE = "memq.store"  # everything else (memq.apply, the lifecycle) here
-_ORIGIN = f"{os.getpid()}@{socket.gethostname()}"
+_HOST = socket.gethostname()
 _EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
 
 
-def task_envelope(task: str, args: list[Any], queue: str) -> str:
-    """A Celery protocol 2 task message in kombu's Redis envelope, as ``send_task`` writes it
-    to the list ``queue`` (default exchange, priority 0), ready for one LPUSH.
+def queue_of(task: str) -> str:
+    """The queue workers.app routes ``task`` to."""
+    return EXTRACT_QUEUE if task == "memq.extract" else STORE_QUEUE
+
+
+def task_message(task: str, args: list[Any]) -> tuple[str, str]:
+    """(queue, message): a Celery protocol 2 task message in kombu's Redis envelope, as
+    ``send_task`` writes it to the list of the task's queue (default exchange, priority 0),
+    ready for one LPUSH.
 
     Publishing through Celery costs ~1.5 ms of Python and a round trip of its own per
     message; built here it costs ~0.03 ms, and the outbox record and its message go to Redis
     in one pipeline (workers.client.enqueue). The worker reads it through Celery as any
     other task message (its consumer is the same kombu transport)."""
-    task_id = str(uuid.uuid4())
+    task_id, queue = str(uuid.uuid4()), queue_of(task)
     body = json.dumps([args, {}, _EMBED], separators=(",", ":"))
-    return json.dumps({
+    return queue, json.dumps({
         "body": base64.b64encode(body.encode()).decode(),
         "content-encoding": "utf-8", "content-type": "application/json",
         "headers": {
             "lang": "py", "task": task, "id": task_id, "shadow": None, "eta": None,
             "expires": None, "group": None, "group_index": None, "retries": 0,
             "timelimit": [None, None], "root_id": task_id, "parent_id": None,
-            "argsrepr": repr(args), "kwargsrepr": "{}", "origin": _ORIGIN,
+            "argsrepr": repr(args), "kwargsrepr": "{}", "origin": f"{os.getpid()}@{_HOST}",
             "ignore_result": True, "replaced_task_nesting": 0, "stamped_headers": None,
             "stamps": {},
         },

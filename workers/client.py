@@ -112,15 +112,15 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     popped it) is published again by the reaper."""
     from memq.schemas import StageMessage  # noqa: PLC0415
     from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.broker import EXTRACT_QUEUE, task_envelope  # noqa: PLC0415
+    from memq.workers.broker import task_message  # noqa: PLC0415
 
     if not batches:
         return []
     coord, s = wiring.coord(), wiring.settings()
     now = time.time()
     rows = [(uuid.uuid4().hex, b) for b in batches]
-    messages = [(EXTRACT_QUEUE, task_envelope("memq.extract", [StageMessage(
-        user_id=b.user_id, delivery_id=d).model_dump()], EXTRACT_QUEUE)) for d, b in rows]
+    messages = [task_message("memq.extract", [StageMessage(
+        user_id=b.user_id, delivery_id=d).model_dump()]) for d, b in rows]
     coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s,
                  messages)
     return [Published(d, b.batch_id, b.user_id, b.session_id, len(b.turns)) for d, b in rows]

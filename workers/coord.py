@@ -150,7 +150,7 @@ class Coord:
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
                deadline: float, messages: Sequence[tuple[str, str]] = ()) -> None:
         """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
-        broker message) pairs, workers.broker.task_envelope), all in one round trip. The
+        broker message) pairs, workers.broker.task_message), all in one round trip. The
         records go first: a message is never read before its delivery is recorded."""
         pipe = self.r.pipeline(transaction=False)
         for delivery_id, user_id, batch in deliveries:
@@ -164,7 +164,7 @@ class Coord:
         pipe.execute()
 
     def publish(self, queue: str, message: str) -> None:
-        """One broker message (workers.broker.task_envelope) onto its queue."""
+        """One broker message (workers.broker.task_message) onto its queue."""
         self.r.lpush(queue, message)
 
     def delivery(self, delivery_id: str) -> Delivery | None:

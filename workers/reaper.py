@@ -26,11 +26,11 @@ import structlog
 from kombu.exceptions import OperationalError
 
 from memq.workers import wiring
+from memq.workers.broker import EXTRACT_QUEUE
 from memq.workers.coord import Coord
 
 log = structlog.get_logger(__name__)
 LEADER = "memq:reaper"
-EXTRACT_QUEUE = "memq.extract"
 
 
 def reap(now: float) -> tuple[int, int]:

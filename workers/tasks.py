@@ -42,7 +42,7 @@ from memq.pipeline.merge import BatchContext
 from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
-from memq.workers.broker import EXTRACT_QUEUE, STORE_QUEUE, task_envelope
+from memq.workers.broker import task_message
 from memq.workers.coord import Delivery
 
 log = structlog.get_logger(__name__)
@@ -100,12 +100,12 @@ def message(raw: Any) -> StageMessage:
 # -- publishing (ids only) -------------------------------------------------------------------
 def publish_extract(delivery_id: str, user_id: str) -> None:
     body = StageMessage(user_id=user_id, delivery_id=delivery_id).model_dump()
-    wiring.coord().publish(EXTRACT_QUEUE, task_envelope("memq.extract", [body], EXTRACT_QUEUE))
+    wiring.coord().publish(*task_message("memq.extract", [body]))
 
 
 def publish_apply(user_id: str, token: str) -> None:
     body = StageMessage(user_id=user_id, token=token).model_dump()
-    wiring.coord().publish(STORE_QUEUE, task_envelope("memq.apply", [body], STORE_QUEUE))
+    wiring.coord().publish(*task_message("memq.apply", [body]))
 
 
 class Stage(Task):  # type: ignore[misc]

@@ -107,7 +107,7 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     from memq.workers import tasks
-    from memq.workers.broker import EXTRACT_QUEUE, task_envelope
+    from memq.workers.broker import task_message
     from memq.workers.coord import Coord
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
@@ -120,9 +120,9 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
                                                   "enqueued_at": "1.0", "state": "queued"})
     r.sadd("memq:inflight", delivery)
     # published the way enqueue publishes (tasks.publish_extract, on the tests' Redis db)
-    Coord.from_url(REDIS_URL).publish(EXTRACT_QUEUE, task_envelope(
+    Coord.from_url(REDIS_URL).publish(*task_message(
         "memq.extract", [{"v": "1", "user_id": user_id, "delivery_id": delivery,
-                          "token": None}], EXTRACT_QUEUE))
+                          "token": None}]))
     # An off-contract message (the old payload shape): dead-lettered with the reason too.
     other = uuid.uuid4().hex
     r.sadd("memq:inflight", other)

@@ -1,4 +1,4 @@
-"""broker.task_envelope writes what Celery's own send_task writes to kombu's Redis transport."""
+"""broker.task_message writes what Celery's own send_task writes to kombu's Redis transport."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from celery import Celery
 from kombu import Connection
 
-from memq.workers.broker import EXTRACT_QUEUE, task_envelope
+from memq.workers.broker import EXTRACT_QUEUE, STORE_QUEUE, task_message
 
 BODY = {"v": "1", "user_id": "u1", "delivery_id": "d1", "token": None}
 
@@ -27,7 +27,9 @@ def _celery_message() -> dict[str, Any]:
 
 
 def test_the_envelope_has_celerys_shape_and_values() -> None:
-    ours = json.loads(task_envelope("memq.extract", [BODY], EXTRACT_QUEUE))
+    queue, raw = task_message("memq.extract", [BODY])
+    assert queue == EXTRACT_QUEUE
+    ours = json.loads(raw)
     theirs = _celery_message()
     assert set(ours) == set(theirs)
     assert set(ours["headers"]) >= set(theirs["headers"]) - {"ignore_result"}
@@ -46,7 +48,9 @@ def test_the_envelope_has_celerys_shape_and_values() -> None:
 
 
 def test_each_envelope_is_its_own_task() -> None:
-    a, b = (json.loads(task_envelope("memq.apply", [BODY], "memq.store")) for _ in range(2))
+    (qa, a), (qb, b) = (task_message("memq.apply", [BODY]) for _ in range(2))
+    assert qa == qb == STORE_QUEUE
+    a, b = json.loads(a), json.loads(b)
     assert a["headers"]["id"] != b["headers"]["id"]
     assert a["properties"]["delivery_tag"] != b["properties"]["delivery_tag"]
     assert a["headers"]["root_id"] == a["headers"]["id"] == a["properties"]["correlation_id"]
