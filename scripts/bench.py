@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -493,6 +495,98 @@ def bench_extract(args: argparse.Namespace) -> None:
     print(f"summary precision={right / max(got, 1):.3f} recall={hits / max(want, 1):.3f}")
 
 
+@contextlib.contextmanager
+def _scratch_chroma() -> Iterator[tuple[Any, int, str]]:
+    """A ``chroma run`` of its own (temporary directory, free port): (client, pid, directory)."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    import chromadb
+
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tempfile.mkdtemp(prefix="memq-bench-chroma-")
+    chroma = os.path.join(os.path.dirname(sys.executable), "chroma")
+    server = subprocess.Popen([chroma, "run", "--path", home, "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    try:
+        for _ in range(120):
+            try:
+                client = chromadb.HttpClient(host="127.0.0.1", port=port)
+                client.heartbeat()
+                break
+            except Exception:  # noqa: BLE001  (not answering yet: chromadb raises several kinds)
+                time.sleep(0.5)
+        else:
+            raise SystemExit(f"bench: the scratch chroma did not answer on port {port}")
+        yield client, server.pid, home
+    finally:
+        server.terminate()
+        server.wait(30)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def bench_chroma_log(args: argparse.Namespace) -> None:
+    """Chroma's CPU per write request as the store grows, with and without the index memq adds
+    to Chroma's write log (pipeline/adapters/chroma_log.py). A scratch ``chroma run`` is filled
+    with users of two collections (memories, episodes) of ``--records`` each, memq's layout;
+    then, at each size, 20 writes of 20 records into a new collection are timed by the
+    server's CPU ticks, first with the index dropped, then with it built."""
+    import sqlite3
+
+    from memq.pipeline.adapters.chroma import HNSW
+    from memq.pipeline.adapters.chroma_log import CREATE, INDEX
+
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    rng = np.random.default_rng(0)
+    with _scratch_chroma() as (client, pid, home):
+
+        def cpu_ms() -> float:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * tick_ms
+
+        def sql(statement: str) -> Any:
+            db_file = os.path.join(home, "chroma.sqlite3")
+            with contextlib.closing(sqlite3.connect(db_file, timeout=60)) as db, db:
+                return db.execute(statement).fetchall()
+
+        print(f"scratch chroma, {args.records} records per collection; "
+              f"load average {os.getloadavg()[0]:.2f} at start")
+        filled = 0
+        for users in (int(n) for n in args.users.split(",")):
+            for u in range(filled, users):
+                for kind in ("memories", "episodes"):
+                    col = client.create_collection(f"{kind}-u{u}", configuration=HNSW,
+                                                   embedding_function=None)
+                    for start in range(0, args.records, 50):
+                        n = min(50, args.records - start)
+                        col.upsert(ids=[f"{kind}{u}-{start + i}" for i in range(n)],
+                                   embeddings=rng.standard_normal((n, 384)).tolist(),
+                                   documents=["a sentence of about the length of a memory"] * n)
+            filled = max(filled, users)
+            rows = sql("SELECT count(*) FROM embeddings_queue")[0][0]
+            per_write = []
+            for indexed in (False, True):
+                sql(CREATE if indexed else f"DROP INDEX IF EXISTS {INDEX}")
+                probe = client.create_collection(f"probe-{uuid.uuid4().hex[:8]}",
+                                                 configuration=HNSW, embedding_function=None)
+                t0 = cpu_ms()
+                for _ in range(20):
+                    probe.upsert(ids=[uuid.uuid4().hex for _ in range(20)],
+                                 embeddings=rng.standard_normal((20, 384)).tolist(),
+                                 documents=["a turn of a conversation"] * 20)
+                per_write.append((cpu_ms() - t0) / 20)
+                client.delete_collection(probe.name)
+            print(f"{users:5} users, {rows:7} log rows: {per_write[0]:6.1f} ms of Chroma CPU per "
+                  f"write without the index, {per_write[1]:6.1f} ms with it "
+                  f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+
 def bench_compare(args: argparse.Namespace) -> None:
     """memq against mem0 2.2.1, same turns, same stub LLM, same embedder (scripts/compare.py)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -501,7 +595,7 @@ def bench_compare(args: argparse.Namespace) -> None:
     compare.main(args)
 
 
-def main() -> None:
+def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
     p = sub.add_parser("embed")
@@ -541,6 +635,11 @@ def main() -> None:
     p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
     p.add_argument("--max-tokens", type=int, default=800)
     p.set_defaults(fn=bench_recall)
+    p = sub.add_parser("chroma-log", help="Chroma's CPU per write as users grow, with and "
+                       "without memq's index on its write log")
+    p.add_argument("--users", default="0,40,120,240")
+    p.add_argument("--records", type=int, default=250, help="per collection (2 per user)")
+    p.set_defaults(fn=bench_chroma_log)
     p = sub.add_parser("compare", help="memq against mem0 2.2.1 (see scripts/compare.py)")
     p.add_argument("--latencies", default="0,300", help="stub LLM latencies, ms")
     p.add_argument("--workers", default="1,4,8", help="memq worker process counts")

@@ -409,6 +409,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if remaining or busy else 0
 
 
+def cmd_chroma_index(args: argparse.Namespace) -> int:
+    from memq.pipeline.adapters.chroma_log import main as index_main  # noqa: PLC0415
+
+    return index_main([args.path])
+
+
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of commands)
     from memq import __version__  # noqa: PLC0415
 
@@ -493,6 +499,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
                       help="publish every dead-lettered batch again")
     what.add_argument("--clear", action="store_true", help="drop every dead letter")
     p.set_defaults(fn=cmd_deadletters)
+    p = sub.add_parser("chroma-index", help="add the index a local Chroma's write log lacks "
+                       "(run where its data directory is, best while Chroma is stopped)")
+    p.add_argument("path", help="Chroma's data directory (chroma run --path) or chroma.sqlite3")
+    p.set_defaults(fn=cmd_chroma_index)
     return parser
 
 

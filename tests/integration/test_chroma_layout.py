@@ -5,13 +5,16 @@ moved over when a worker starts, and read the same afterwards."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
+from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 
 import chromadb
 import pytest
 
-from integration.conftest import CHROMA_PORT, memq
+from integration.conftest import CHROMA_PORT, memq, memq_env
 from memq.pipeline.adapters.chroma import (
     BASE_MODEL,
     EPISODES,
@@ -19,6 +22,7 @@ from memq.pipeline.adapters.chroma import (
     ChromaStores,
     memory_metadata,
 )
+from memq.pipeline.adapters.chroma_log import INDEX
 from memq.schemas import Kind, StoredMemory
 
 pytestmark = pytest.mark.integration
@@ -85,3 +89,30 @@ def test_forgetting_a_user_drops_only_their_collections() -> None:
     assert other.get(keep, [f"m_legacy_{keep}_0"])
     stores.upsert([_memory(gone, 1)], [[1.0] + [0.0] * 383])
     assert [m.id for m in other.get(gone, [f"m_legacy_{gone}_1"])] == [f"m_legacy_{gone}_1"]
+
+
+def test_chromas_write_log_is_indexed_and_stays_consistent_through_chromas_writes() -> None:
+    """scripts/services gave the tests' Chroma the (topic, seq_id) index on its write log; Chroma
+    keeps it in step with the table through its own inserts, reads and purges."""
+    db_file = Path(memq_env()["MEMQ_HOME"]) / "chroma" / "chroma.sqlite3"
+
+    def read(sql: str) -> list[tuple[object, ...]]:
+        with closing(sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=30)) as db:
+            return db.execute(sql).fetchall()
+
+    assert read(f"SELECT name FROM sqlite_master WHERE name = '{INDEX}'") == [(INDEX,)]
+    client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
+    name = f"memq_logindex_{uuid.uuid4().hex[:8]}"
+    col = client.create_collection(name, embedding_function=None)
+    try:
+        for start in range(0, 60, 20):  # three writes: each reads and purges its log
+            col.upsert(ids=[f"r{i}" for i in range(start, start + 20)],
+                       embeddings=[[float(i), 1.0, 0.5] for i in range(start, start + 20)],
+                       documents=[f"record {i}" for i in range(start, start + 20)])
+        assert col.count() == 60
+        assert col.query(query_embeddings=[[59.0, 1.0, 0.5]], n_results=1)["ids"] == [["r59"]]
+        col.delete(ids=["r0", "r1"])
+        assert col.count() == 58
+    finally:
+        client.delete_collection(name)
+    assert read("PRAGMA integrity_check") == [("ok",)]  # every index matches its table

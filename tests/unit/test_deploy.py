@@ -28,7 +28,7 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"
 # the oldest minor version still common on managed clusters, and the newest bundled one
 K8S_VERSIONS = ("1.32", "1.37")
-SUBCOMMANDS = {"worker", "beat", "serve"}
+SUBCOMMANDS = {"worker", "beat", "serve", "chroma-index"}
 QUEUES = {"memq.extract", "memq.store"}
 DEPLOYMENTS = {"memq-extract-worker", "memq-store-worker", "memq-beat", "memq-api"}
 # read from the environment outside Settings (logging)
@@ -264,7 +264,8 @@ def test_compose_redis_persists_with_aof() -> None:
 def test_compose_memq_services() -> None:
     services = compose()["services"]
     memq = {name: s for name, s in services.items() if "build" in s}
-    assert set(memq) == {"extract-worker", "store-worker", "beat", "flower", "api"}
+    assert set(memq) == {"chroma-index", "extract-worker", "store-worker", "beat", "flower",
+                         "api"}
     for name, s in memq.items():
         assert s["build"] == {"context": "..", "dockerfile": "deploy/Dockerfile"}, name
         assert s["env_file"] == "memq.env", name
@@ -276,6 +277,14 @@ def test_compose_memq_services() -> None:
     assert services["extract-worker"]["deploy"]["replicas"] == 2
     assert services["beat"]["deploy"]["replicas"] == 1
     assert "8080:8080" in services["api"]["ports"][0]
+    # Chroma's log index is built on Chroma's own volume before any memq process writes
+    index = services["chroma-index"]
+    assert index["command"][0] == "chroma-index"
+    chroma_volume = services["chroma"]["volumes"][0].split(":")[0]
+    assert f"{chroma_volume}:{index['command'][1]}" in index["volumes"]
+    for name in ("extract-worker", "store-worker", "beat", "api"):
+        assert services[name]["depends_on"]["chroma-index"] == {
+            "condition": "service_completed_successfully"}, name
     for name, s in services.items():
         for dep, cond in s.get("depends_on", {}).items():
             assert dep in services, f"{name} depends on unknown {dep}"
