@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 REPO = Path(__file__).resolve().parents[2]
 MEMQ = [sys.executable, "-m", "memq.workers.cli"]
@@ -54,6 +55,10 @@ def services() -> None:
         if os.environ.get("MEMQ_REQUIRE_SERVICES"):
             pytest.fail(message)
         pytest.skip(message)
+    # the tests' own Redis db starts empty: a delivery left in flight by an interrupted earlier
+    # run would otherwise hold every later `memq wait` until its timeout
+    with redis.Redis.from_url(REDIS_URL) as r:
+        r.flushdb()
 
 
 def memq_env(**extra: str) -> dict[str, str]:
