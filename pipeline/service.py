@@ -97,6 +97,37 @@ def _side() -> ThreadPoolExecutor:
     return _pool[1]
 
 
+# how far into each candidate's neighbour list the graph is asked first: the k nearest and a
+# few more, which nearly always hold k current ones (a superseded memory's neighbourhood aside)
+HEAD_SLACK = 3
+
+
+def current_among(graph: GraphStore, user_id: str, lists: Sequence[Sequence[str]],
+                  k: int) -> dict[str, StoredMemory]:
+    """The first ``k`` current memories of each list of ids (nearest first), by id: what
+    ``graph.near_current`` gives for the whole lists, in fewer index lookups. The graph is asked
+    for the head of each list (``k + HEAD_SLACK`` ids) and, only for the lists whose head held
+    fewer than ``k`` current, for the rest of them in a second round trip. Each id looked up
+    costs the graph ~45 us, whatever it turns out to be: 8 candidates' 20 neighbours were 160
+    lookups where 64 nearly always do."""
+    head = k + HEAD_SLACK
+    found = {m.id: m for m in graph.near_current(user_id, [near[:head] for near in lists], k)}
+    # `found` holds only current memories, among them each head's first k current (another
+    # list may have brought more: taking each list's first k in order leaves those out)
+    chosen: dict[str, StoredMemory] = {}
+    short: list[tuple[Sequence[str], int]] = []
+    for near in lists:
+        top = [mid for mid in near[:head] if mid in found][:k]
+        chosen.update((mid, found[mid]) for mid in top)
+        if len(top) < k and len(near) > head:
+            short.append((near[head:], k - len(top)))
+    if short:
+        more = {m.id: m for m in graph.near_current(user_id, [rest for rest, _ in short], k)}
+        for rest, need in short:
+            chosen.update((mid, more[mid]) for mid in [m for m in rest if m in more][:need])
+    return chosen
+
+
 @dataclass(frozen=True)
 class Preparation:
     """The candidates of a (possibly coalesced) plan, ready to merge, and the version the plan
@@ -145,8 +176,8 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
         return Preparation(view.version.version, view.applied, [])
     near = [top for _, _, top in kept]
     state = dict(view.memories)
-    state.update((m.id, m) for m in ports.graph.near_current(
-        user_id, [[mid for mid, _ in top] for top in near], thresholds.neighbors))
+    state.update(current_among(ports.graph, user_id, [[mid for mid, _ in top] for top in near],
+                               thresholds.neighbors))
     holder_ids = {h.memory_id for h in view.holders}
     holders = [state[h] for h in sorted(holder_ids) if h in state]
     prepared = []
