@@ -177,8 +177,6 @@ def demo_data_untouched() -> Iterator[None]:
         return
     from datetime import UTC, datetime, timedelta
 
-    import redis
-
     from memq.pipeline.adapters.chroma import BASE_MODEL, ChromaStores
     from memq.pipeline.adapters.neo4j.store import Neo4jGraph
     from memq.schemas import Kind, StoredMemory
