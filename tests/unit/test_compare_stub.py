@@ -57,3 +57,15 @@ def test_memq_judge_prompt_keeps_both() -> None:
     request = {"messages": [{"role": "system", "content": "…"},
                             {"role": "user", "content": "EXISTING memory:\n{}\n\nNEW memory:\n{}"}]}
     assert json.loads(compare.answer(request))["decision"] == "new"
+
+
+def test_warm_up_ends_when_neo4j_stops_getting_cheaper() -> None:
+    settled = _compare().settled
+    falling = [12.0, 9.0, 7.5, 6.0, 5.0, 4.4, 4.0, 3.6, 3.3, 3.0]  # C2 still compiling
+    assert not settled(falling)
+    assert not settled([3.0] * 9)  # too few passes to tell
+    assert not settled([*falling, 2.9, 2.8, 3.0, 2.7, 2.9])  # 22 % below the window before
+    assert settled([*falling, 2.9, 2.8, 3.0, 2.7, 2.9, 2.8, 2.9, 2.7, 2.9, 2.8])
+    # noise above the window before is settled too; a 15 % drop is not
+    assert settled([3.0] * 5 + [3.2] * 5)
+    assert not settled([3.0] * 5 + [2.5] * 5)
