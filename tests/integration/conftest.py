@@ -68,6 +68,8 @@ def memq_env(**extra: str) -> dict[str, str]:
                 "MEMQ_REAPER_INTERVAL_S": "1",
                 "MEMQ_HOME": os.environ.get("MEMQ_HOME", str(REPO / ".memq-test")),
                 "C_FORCE_ROOT": "1", "PYTHONUNBUFFERED": "1"})
+    if "MEMQ_NEO4J_JAVA_OPTS" in os.environ:  # the JIT scripts/test chose for the tests' Neo4j,
+        env["MEMQ_NEO4J_JAVA_OPTS"] = os.environ["MEMQ_NEO4J_JAVA_OPTS"]  # kept on a restart
     env.update(extra)
     return env
 
