@@ -146,8 +146,11 @@ def demo_lines(user_id: str) -> str:
 def episodes(user_id: str) -> list[str]:
     """The user's raw turns as stored in Chroma (read directly: search is approximate)."""
 
-    got = user_collection(user_id, "memq_episodes").get(include=["documents"])
-    return sorted(got["documents"])
+    from memq.pipeline.adapters.chroma import episode_fields
+
+    got = user_collection(user_id, "memq_episodes").get(include=["documents", "metadatas"])
+    return sorted(str(episode_fields(d, m)["content"])
+                  for d, m in zip(got["documents"], got["metadatas"], strict=True))
 
 
 def user_collection(user_id: str, base: str = "memq_memories") -> Any:

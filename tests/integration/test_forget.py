@@ -33,6 +33,7 @@ from integration.conftest import (
     user_collection,
     wait_done,
 )
+from memq.pipeline.adapters.chroma import RECORD, episode_fields
 from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
@@ -123,7 +124,8 @@ def chroma_hits(needle: str) -> list[str]:
             res = col.get(include=["documents", "metadatas"], limit=page, offset=offset)
             for rid, doc, meta in zip(res["ids"], res["documents"] or [],
                                       res["metadatas"] or [], strict=True):
-                if _holds(rid, needle) or _holds(doc or "", needle) or _holds(meta, needle):
+                if (_holds(rid, needle) or _holds(doc or "", needle) or _holds(meta, needle)
+                        or _holds(json.loads((meta or {}).get(RECORD, "{}")), needle)):
                     hits.append(f"chroma:{col.name}:{rid}")
             if len(res["ids"]) < page:
                 break
@@ -191,10 +193,11 @@ def assert_tombstones(entries: list[dict[str, Any]]) -> None:
 
 def user_episodes(user_id: str) -> list[str]:
     try:
-        res = user_collection(user_id, "memq_episodes").get(include=["documents"])
+        res = user_collection(user_id, "memq_episodes").get(include=["documents", "metadatas"])
     except chromadb.errors.NotFoundError:
         return []  # forgotten users' collections are dropped
-    return list(res["documents"] or [])
+    return [str(episode_fields(d, m)["content"])
+            for d, m in zip(res["documents"], res["metadatas"], strict=True)]
 
 
 # -- (a) a user, everything processed ------------------------------------------------------

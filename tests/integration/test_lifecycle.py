@@ -12,7 +12,7 @@ import pytest
 from fakellm import FakeLLM
 
 from integration.conftest import CHROMA_PORT, memq, memq_env, memq_json, wait_done
-from memq.pipeline.adapters.chroma import ChromaStores
+from memq.pipeline.adapters.chroma import ChromaStores, memory_fields
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -151,7 +151,8 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
                 if (col.metadata or {}).get("user_id") == user_id and col.name.startswith(base):
                     got = col.get(include=["metadatas"])
                     if got["ids"]:
-                        models[col.name] = {m["embedding_model"] for m in got["metadatas"]}
+                        models[col.name] = {memory_fields(None, m)["embedding_model"]
+                                          for m in got["metadatas"]}
             # all of the user's vectors now live in the new model's own collection
             assert models == {ChromaStores.collection_name(base, "openai:fake-embed", user_id):
                               {"openai:fake-embed"}}, models
