@@ -2,7 +2,7 @@
 
 Both systems get the same bundled conversations (``recall_corpus``: four two-speaker
 conversations, English and Chinese, the first ``--sessions`` sessions of 20 turns each),
-fed session by session, and the same stub OpenAI-compatible LLM (in this process, answering
+fed session by session, and the same stub OpenAI-compatible LLM (its own process, answering
 after a fixed latency with one short memory per user turn, in each system's own answer
 format), and both embed with the same int8 ONNX MiniLM.
 
@@ -79,26 +79,62 @@ def answer(request: dict[str, Any]) -> str:
     return json.dumps({"memories": items})
 
 
+def _serve(latency: Any, calls: Any, chars: Any, urls: Any) -> None:
+    """The stub's own process: FakeLLM answering after ``latency`` seconds, counting."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from fakellm import FakeLLM
+
+    def respond(request: dict[str, Any]) -> str:
+        if latency.value:
+            time.sleep(latency.value)
+        with calls.get_lock():
+            calls.value += 1
+            chars.value += sum(len(m.get("content") or "") for m in request.get("messages", []))
+        return answer(request)
+
+    urls.put(FakeLLM(respond).start().base_url)
+    while True:
+        time.sleep(3600)
+
+
 class Stub:
-    """The stub server (tests/fakellm.py's) with a latency that can change between runs."""
+    """The stub server (tests/fakellm.py's) with a latency that can change between runs, in
+    a process of its own, as a remote LLM would be: in the process that enqueues, its threads
+    took the GIL from the enqueuing thread (Python switches threads every 5 ms), which showed
+    as memq's enqueue p99."""
 
     def __init__(self) -> None:
-        sys.path.insert(0, str(REPO / "tests"))
-        from fakellm import FakeLLM
+        import multiprocessing
 
-        self.latency_s = 0.0
-        self.llm = FakeLLM(self._respond).start()
+        ctx = multiprocessing.get_context("spawn")
+        self._latency = ctx.Value("d", 0.0)
+        self._calls, self._chars = ctx.Value("q", 0), ctx.Value("q", 0)
+        urls = ctx.Queue()
+        self._proc = ctx.Process(target=_serve, daemon=True,
+                                 args=(self._latency, self._calls, self._chars, urls))
+        self._proc.start()
+        self.base_url: str = urls.get(timeout=120)
 
-    def _respond(self, request: dict[str, Any]) -> str:
-        if self.latency_s:
-            time.sleep(self.latency_s)
-        return answer(request)
+    @property
+    def latency_s(self) -> float:
+        return float(self._latency.value)
+
+    @latency_s.setter
+    def latency_s(self, seconds: float) -> None:
+        self._latency.value = seconds
+
+    def reset(self) -> None:
+        with self._calls.get_lock():
+            self._calls.value, self._chars.value = 0, 0
 
     def usage(self) -> tuple[int, int]:
         """LLM calls and prompt characters since the last reset."""
-        requests = self.llm.requests
-        return len(requests), sum(len(m.get("content") or "") for r in requests
-                                  for m in r.get("messages", []))
+        with self._calls.get_lock():
+            return int(self._calls.value), int(self._chars.value)
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.join(timeout=30)
 
 
 # --- the turns ----------------------------------------------------------------------------
@@ -206,7 +242,7 @@ def run_memq(turns: list[dict[str, str]], workers: Workers, stub: Stub) -> dict[
     groups = {"workers": workers.pids(),
               **{name: _tree([pid]) for name, pid in service_pids().items()}}
     pids = [p for group in groups.values() for p in group]
-    stub.llm.reset()
+    stub.reset()
     enqueue_ms: list[float] = []
     before, thread_cpu = cpu_seconds(pids), time.thread_time()
     started = time.perf_counter()
@@ -303,9 +339,9 @@ def mem0_python() -> Path:
 
 
 def run_mem0(python: Path, turns_file: Path, mode: str, stub: Stub) -> dict[str, Any]:
-    stub.llm.reset()
+    stub.reset()
     out = subprocess.run([str(python), str(REPO / "scripts" / "compare_mem0.py"), "run",
-                          "--turns", str(turns_file), "--base-url", stub.llm.base_url,
+                          "--turns", str(turns_file), "--base-url", stub.base_url,
                           "--mode", mode], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"compare: mem0 {mode} failed:\n{out.stderr[-3000:]}")
@@ -348,7 +384,7 @@ def main(args: Any) -> None:
     warm_passes = [args.warmup] if args.warmup else []
 
     def memq_runs(n: int) -> None:
-        workers = Workers(n, stub.llm.base_url, logdir)
+        workers = Workers(n, stub.base_url, logdir)
         try:
             warm_up(workers, stub, n)
             if warm_passes:  # the services are long-lived: measure them warm (JIT, caches)
@@ -377,7 +413,7 @@ def main(args: Any) -> None:
                     load.append(os.getloadavg()[0])
                     print(f"  mem0 {mode} @ {latency} ms: {r['turns'] / r['seconds']:.1f} "
                           f"turns/s", flush=True)
-    stub.llm.stop()
+    stub.stop()
     turns_file.unlink()
     report(runs, latencies, len(turns), load, args)
 
