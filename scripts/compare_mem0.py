@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 os.environ["MEM0_TELEMETRY"] = "false"
@@ -59,7 +60,9 @@ def _embedder() -> Any:
 
     from memq.pipeline.adapters.embed_local import LocalEmbedder
 
-    local = LocalEmbedder(threads=2)
+    # memq's int8 graph, built once into memq's cache folder, as memq's workers run it
+    cache = Path(os.environ.get("MEMQ_CACHE", "~/.cache/memq")).expanduser()
+    local = LocalEmbedder(threads=2, cache_dir=cache)
 
     class MiniLM(EmbeddingBase):
         def embed(self, text: Any, memory_action: Any = None) -> list[float]:

