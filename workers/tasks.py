@@ -63,7 +63,7 @@ def pack(vector: list[float]) -> str:
 
 
 def unpack(text: str) -> list[float]:
-    return [float(x) for x in np.frombuffer(base64.b64decode(text), dtype="<f4")]
+    return list(np.frombuffer(base64.b64decode(text), dtype="<f4").tolist())  # Python floats
 
 
 def _interrupted(exc: BaseException) -> bool:
