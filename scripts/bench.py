@@ -303,9 +303,71 @@ def bench_search(args: argparse.Namespace) -> None:
         graph.delete_user(user)
 
 
+LOAD_DB = "13"  # bench enqueue --workers: the backlog its workers drain
+
+
+@contextlib.contextmanager
+def _busy_workers(n: int, reps: int) -> Iterator[None]:
+    """n memq worker processes (one session each, as compare and ops start them) draining a
+    backlog of the compare corpus x reps (users ``bench-load-*``) in Redis db LOAD_DB, with
+    the default worker priority; entered once they have finished 2n deliveries, and stopped,
+    their users forgotten and the db emptied on the way out."""
+    import json
+    import subprocess
+
+    import redis
+
+    from memq.workers import wiring
+    from memq.workers.forget import forget_user
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from compare import bundled_turns
+
+    tag = uuid.uuid4().hex[:6]
+    users = set()
+    lines = []
+    for rep in range(reps):
+        for t in bundled_turns(4):
+            users.add(user := f"bench-load-{tag}-{rep}-{t['user_id']}")
+            lines.append(json.dumps({**t, "user_id": user}, ensure_ascii=False))
+    env = {**os.environ, "MEMQ_REDIS_DB": LOAD_DB, "C_FORCE_ROOT": "1"}
+    subprocess.run([sys.executable, "-m", "memq.workers.cli", "enqueue", "-"], env=env,
+                   input="\n".join(lines), text=True, check=True, stdout=subprocess.DEVNULL)
+    kwargs = wiring.coord().r.connection_pool.connection_kwargs
+    load = redis.Redis(host=kwargs.get("host", "127.0.0.1"), port=kwargs.get("port", 6379),
+                       db=int(LOAD_DB), decode_responses=True)
+    queued = load.scard("memq:inflight")
+    procs = [subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
+                               "--concurrency", "1", "-n", f"enqload{i}@%h"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True) for i in range(n)]
+    try:
+        deadline = time.monotonic() + 300
+        while queued - load.scard("memq:inflight") < 2 * n:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise RuntimeError("the load workers did not start (see memq doctor)")
+            time.sleep(0.5)
+        yield
+        if load.scard("memq:inflight") == 0:
+            print("note: the backlog ran out during the measurement; use more --reps")
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, 15)
+        for p in procs:
+            p.wait(timeout=60)
+        load.flushdb()
+        for user in users:
+            forget_user(user)
+            wiring.graph().delete_user(user)
+
+
 def bench_enqueue(args: argparse.Namespace) -> None:
     """What an agent waits for: ``memq.Client.add`` of one session of 10 turns (one batch),
-    --n times, p50/p99, into a Redis db of its own (12) that no worker reads; emptied after."""
+    --n times, p50/p99, into a Redis db of its own (12) that no worker reads; emptied after.
+    With --workers N, beside N memq workers kept busy on a backlog of their own (the stores
+    shared): the agent's CPU per call is printed too, the rest of its wall time being waits
+    for a core (its own, and Redis's)."""
     os.environ["MEMQ_REDIS_DB"] = "12"
     import memq
     from memq.workers import wiring
@@ -318,14 +380,21 @@ def bench_enqueue(args: argparse.Namespace) -> None:
                   "content": " ".join(rng.choice(words) for _ in range(rng.randint(5, 30)))}
                  for j in range(10)] for _ in range(args.n)]
     client.add("bench-enqueue-warm", sessions[0], session_id="warm")
-    times = []
-    for i, messages in enumerate(sessions):
-        t = time.perf_counter()
-        client.add(f"bench-enqueue-{i % 50}", messages, session_id=f"s{i}")
-        times.append(time.perf_counter() - t)
+    times, cpu = [], []
+    load = (_busy_workers(args.workers, args.reps) if args.workers
+            else contextlib.nullcontext())
+    with load:
+        for i, messages in enumerate(sessions):
+            t, c = time.perf_counter(), time.thread_time()
+            client.add(f"bench-enqueue-{i % 50}", messages, session_id=f"s{i}")
+            times.append(time.perf_counter() - t)
+            cpu.append(time.thread_time() - c)
+        loadavg = os.getloadavg()[0]
     p50, p99 = (float(np.percentile(times, p)) * 1000 for p in (50, 99))
-    print(f"Client.add of 10 turns (one batch): p50 {p50:.2f} ms, p99 {p99:.2f} ms, max "
-          f"{max(times) * 1000:.2f} ms over {len(times)} (load average {os.getloadavg()[0]:.2f})")
+    beside = f", beside {args.workers} busy workers" if args.workers else ""
+    print(f"Client.add of 10 turns (one batch){beside}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max "
+          f"{max(times) * 1000:.2f} ms over {len(times)}; the agent's CPU p99 "
+          f"{float(np.percentile(cpu, 99)) * 1000:.2f} ms (load average {loadavg:.2f})")
     wiring.coord().r.flushdb()
 
 
@@ -610,6 +679,10 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.set_defaults(fn=bench_dedupe)
     p = sub.add_parser("enqueue")
     p.add_argument("--n", type=int, default=2000)
+    p.add_argument("--workers", type=int, default=0,
+                   help="measure beside this many busy memq worker processes")
+    p.add_argument("--reps", type=int, default=12,
+                   help="--workers' backlog: the compare corpus (320 turns) this many times")
     p.set_defaults(fn=bench_enqueue)
     p = sub.add_parser("search")
     p.add_argument("--memories", type=int, default=10_000)

@@ -118,8 +118,12 @@ class Faults:
         self.args, self.workers, self.env, self.logdir, self.rng = args, workers, env, logdir, rng
         self.stop = threading.Event()
         self.paused = self.killed = 0
-        self.burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                        for _ in range(args.cpu_burn)]
+        # at the workers' priority (each in a session of its own, as the workers): background
+        # work that competes with them, not a foreground process they yield to
+        burn = ("from memq.workers.ops import yield_cpu; from memq.workers.settings import load; "
+                "yield_cpu(load().worker_nice)\nwhile True: pass")
+        self.burners = [subprocess.Popen([sys.executable, "-c", burn], env=env,
+                                         start_new_session=True) for _ in range(args.cpu_burn)]
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
 

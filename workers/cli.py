@@ -62,10 +62,12 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
             print(f"memq: {line}", file=sys.stderr)
         if fatal:
             return 2
-        from memq.workers.ops import upgrade_stores  # noqa: PLC0415
+        from memq.workers import wiring  # noqa: PLC0415
+        from memq.workers.ops import upgrade_stores, yield_cpu  # noqa: PLC0415
 
         if note := upgrade_stores():
             print(f"memq: {note}", file=sys.stderr)
+        yield_cpu(wiring.settings().worker_nice)
 
     argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]
     if kind == "worker" and not any(a in ("-Q", "--queues") or a.startswith(("-Q", "--queues="))

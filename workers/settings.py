@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memq.pipeline.policy import Thresholds
@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None
     embed_api_key: SecretStr = SecretStr("unused")
+
+    # how far a worker steps back for the processes it shares a host with (0 = not at all):
+    # the agent that enqueues, and the stores the worker itself waits on (workers.ops.yield_cpu)
+    worker_nice: int = Field(default=19, ge=0, le=19)
 
     min_confidence: float = 0.7
     duplicate_similarity: float = 0.95
