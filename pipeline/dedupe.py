@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -38,3 +39,20 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
     return float(va @ vb / denom) if denom else 0.0
+
+
+def unit(v: Sequence[float]) -> Any:
+    """``v`` scaled to length 1 (float64; a zero vector stays zero): converted once, then
+    compared with many (``cosines``)."""
+    a = np.asarray(v, dtype=np.float64)
+    norm = float(np.linalg.norm(a))
+    return a / norm if norm else a
+
+
+def cosines(v: Sequence[float], units: Sequence[Any]) -> list[float]:
+    """``cosine(v, u)`` for each of ``units`` (from ``unit``), in one matrix product: a plan
+    compares each candidate with every memory added before it, which one list-to-array
+    conversion per pair made quadratic in Python."""
+    if not units:
+        return []
+    return [float(x) for x in np.stack(units) @ unit(v)]

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from memq.pipeline import ids
-from memq.pipeline.dedupe import Closeness, classify, cosine
+from memq.pipeline.dedupe import Closeness, classify, cosines, unit
 from memq.pipeline.policy import Thresholds
 from memq.pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
 from memq.pipeline.predicates import Predicates
@@ -92,7 +92,8 @@ class _Planner:
         self.ctx, self.thresholds, self.predicates, self.judge = ctx, thresholds, predicates, judge
         self.state: dict[str, StoredMemory] = {}  # every memory this batch touches, latest
         self.vectors: dict[str, Vector | None] = {}
-        self.added: list[tuple[str, Vector]] = []  # memories added by this batch
+        self.added: list[str] = []  # memories added by this batch
+        self._added_units: list[Any] = []  # their vectors, as dedupe.unit
         self.audit: list[AuditEntry] = []
         self.source: Prepared | None = None  # the candidate being decided
 
@@ -110,7 +111,9 @@ class _Planner:
 
     def _pool(self, p: Prepared) -> list[tuple[StoredMemory, float]]:
         pool = [(self._view(n.memory), n.similarity) for n in p.neighbors]
-        pool += [(self.state[mid], cosine(p.vector, vec)) for mid, vec in self.added]
+        pool += [(self.state[mid], sim)
+                 for mid, sim in zip(self.added, cosines(p.vector, self._added_units),
+                                     strict=True)]
         return sorted(((m, s) for m, s in pool if m.is_current), key=lambda ms: -ms[1])
 
     def _slot(self, p: Prepared) -> tuple[Triple, list[StoredMemory]] | None:
@@ -121,7 +124,7 @@ class _Planner:
         if triple is None:
             return None
         holders = {m.id: self._view(m) for m in p.slot_memories}
-        holders.update({mid: self.state[mid] for mid, _ in self.added})
+        holders.update({mid: self.state[mid] for mid in self.added})
         return triple, [m for m in holders.values()
                         if any(h.slot == triple.slot for h in m.triples)]
 
@@ -161,11 +164,15 @@ class _Planner:
             scope=cand.scope, session_id=self.session_id, expires_at=cand.expires_at,
         ).with_changes(**changes)
 
+    def _added(self, memory_id: str, vector: Vector) -> None:
+        self.added.append(memory_id)
+        self._added_units.append(unit(vector))
+
     # -- the decisions ---------------------------------------------------------------------
     def add(self, p: Prepared, reason: str) -> StoredMemory:
         memory = self._new_memory(p.candidate)
         self._put(memory, p.vector)
-        self.added.append((memory.id, p.vector))
+        self._added(memory.id, p.vector)
         self._log(Operation.ADD, memory.id, p.candidate, reason, None, memory)
         return memory
 
@@ -209,7 +216,7 @@ class _Planner:
             memory = self._new_memory(cand, status=Status.SUPERSEDED,
                                       invalid_at=following.valid_at, superseded_by=following.id)
             self._put(memory, p.vector)
-            self.added.append((memory.id, p.vector))
+            self._added(memory.id, p.vector)
             self._log(Operation.ADD, memory.id, cand, f"late arrival, kept as history: {why}",
                       None, memory)
             # The same trail as if it had arrived in order: superseded by the newer turns.

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from memq.pipeline.dedupe import Closeness, classify, cosine, require_same_model
+from memq.pipeline.dedupe import (
+    Closeness,
+    classify,
+    cosine,
+    cosines,
+    require_same_model,
+    unit,
+)
 from memq.pipeline.errors import ModelMismatchError, PermanentError
 from memq.pipeline.policy import Thresholds
 
@@ -72,3 +80,13 @@ def test_model_mismatch_names_both_models() -> None:
     assert "'all-MiniLM-L6-v2'" in message
     assert "'text-embedding-3-small'" in message
     assert isinstance(exc.value, PermanentError)  # dead-lettered, never retried
+
+
+def test_cosines_against_many_equal_cosine_pair_by_pair() -> None:
+    rng = random.Random(9)
+    vectors = [[rng.uniform(-1, 1) for _ in range(384)] for _ in range(12)] + [[0.0] * 384]
+    query = [rng.uniform(-1, 1) for _ in range(384)]
+    got = cosines(query, [unit(v) for v in vectors])
+    assert got == pytest.approx([cosine(query, v) for v in vectors], abs=1e-12)
+    assert got[-1] == 0.0  # a zero vector is similar to nothing
+    assert cosines(query, []) == []
