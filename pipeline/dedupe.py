@@ -36,9 +36,7 @@ def require_same_model(expected: str, found: str) -> None:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    return float(va @ vb / denom) if denom else 0.0
+    return float(unit(a) @ unit(b))
 
 
 def unit(v: Sequence[float]) -> Any:

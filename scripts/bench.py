@@ -315,13 +315,11 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
     import json
     import subprocess
 
-    import redis
-
-    from memq.workers import wiring
-    from memq.workers.forget import forget_user
+    from memq.workers.coord import Coord
+    from memq.workers.settings import Settings
 
     sys.path.insert(0, os.path.dirname(__file__))
-    from compare import bundled_turns
+    from compare import _forget, bundled_turns
 
     tag = uuid.uuid4().hex[:6]
     users = set()
@@ -333,22 +331,20 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
     env = {**os.environ, "MEMQ_REDIS_DB": LOAD_DB, "C_FORCE_ROOT": "1"}
     subprocess.run([sys.executable, "-m", "memq.workers.cli", "enqueue", "-"], env=env,
                    input="\n".join(lines), text=True, check=True, stdout=subprocess.DEVNULL)
-    kwargs = wiring.coord().r.connection_pool.connection_kwargs
-    load = redis.Redis(host=kwargs.get("host", "127.0.0.1"), port=kwargs.get("port", 6379),
-                       db=int(LOAD_DB), decode_responses=True)
-    queued = load.scard("memq:inflight")
+    load = Coord.from_url(Settings(redis_db=int(LOAD_DB)).redis_url)  # what the workers read
+    queued = load.inflight()
     procs = [subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
                                "--concurrency", "1", "-n", f"enqload{i}@%h"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True) for i in range(n)]
     try:
         deadline = time.monotonic() + 300
-        while queued - load.scard("memq:inflight") < 2 * n:
+        while queued - load.inflight() < 2 * n:
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 raise RuntimeError("the load workers did not start (see memq doctor)")
             time.sleep(0.5)
         yield
-        if load.scard("memq:inflight") == 0:
+        if load.inflight() == 0:
             print("note: the backlog ran out during the measurement; use more --reps")
     finally:
         for p in procs:
@@ -356,10 +352,8 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
                 os.killpg(p.pid, 15)
         for p in procs:
             p.wait(timeout=60)
-        load.flushdb()
-        for user in users:
-            forget_user(user)
-            wiring.graph().delete_user(user)
+        load.r.flushdb()
+        _forget(users)
 
 
 def bench_enqueue(args: argparse.Namespace) -> None:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import redis
@@ -63,7 +63,7 @@ def pack(vector: list[float]) -> str:
 
 
 def unpack(text: str) -> list[float]:
-    return list(np.frombuffer(base64.b64decode(text), dtype="<f4").tolist())  # Python floats
+    return cast(list[float], np.frombuffer(base64.b64decode(text), dtype="<f4").tolist())
 
 
 def _interrupted(exc: BaseException) -> bool:
