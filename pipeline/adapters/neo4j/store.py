@@ -1,13 +1,19 @@
 """Neo4j: memories, entities, facts (triples with validity in time) and the audit trail.
 
-Cypher lives in ``cypher/*.cypher``, loaded by name, parameters only. Writes of one plan run
-in one managed transaction (the driver retries Neo4j's transient errors, deadlocks included);
-connection loss surfaces as :class:`TransientError` so the task retries with backoff.
+Cypher lives in ``cypher/*.cypher``, loaded by name, parameters only. The write path's
+statements (a plan's fenced write, episodes, Chroma's mark, the plan's reads) each run as one
+auto-commit transaction: one round trip, where a managed transaction takes three (BEGIN, RUN,
+COMMIT). A plan's write is one statement (``apply_plan``), so it stays one transaction.
+Neo4j's retryable errors (a deadlock) are retried here as the driver retries a managed
+transaction; connection loss surfaces as :class:`TransientError` so the task retries with
+backoff.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -24,10 +30,17 @@ from memq.pipeline.errors import StaleVersion, TransientError
 from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
+INCLUDE = "// include: "
+RETRIES = 5  # of a statement that hit a retryable error (a deadlock)
+
 
 @cache
 def cypher(name: str) -> str:
-    return resources.files(__package__).joinpath("cypher", f"{name}.cypher").read_text()
+    """``cypher/<name>.cypher``; a line ``// include: <other>`` stands for that file."""
+    text = resources.files(__package__).joinpath("cypher", f"{name}.cypher").read_text()
+    return "\n".join(cypher(line.strip().removeprefix(INCLUDE))
+                     if line.strip().startswith(INCLUDE) else line
+                     for line in text.splitlines())
 
 
 @contextmanager
@@ -160,16 +173,30 @@ class Neo4jGraph:
                         raise
         self._schema_ready = True
 
-    def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def _run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """``cypher/<name>.cypher`` as one auto-commit transaction (atomic, like any
+        transaction), its rows as dicts. A retryable error (a deadlock: nothing was written)
+        runs it again after a short, growing, jittered wait, as the driver does for a managed
+        transaction. (The driver retries no auto-commit: after a lost connection it cannot
+        know whether one committed. An error Neo4j reports was rolled back; and none of these
+        statements commits in parts, as ``CALL {} IN TRANSACTIONS`` would.)"""
         self.ensure_schema()
-        with _transient(), self._session() as session:
-            return session.execute_read(
-                lambda tx: [r.data() for r in tx.run(cypher(name), params)]
-            )
+        query = neo4j.Query(cypher(name))
+        for attempt in range(RETRIES + 1):
+            try:
+                with _transient(), self._session() as session:
+                    return [r.data() for r in session.run(query, params)]
+            except TransientError as exc:
+                cause = exc.__cause__
+                if not (isinstance(cause, nx.TransientError) and cause.is_retryable()) \
+                        or attempt == RETRIES:
+                    raise
+                time.sleep(0.01 * 2**attempt * random.uniform(0.8, 1.2))
+        raise AssertionError("unreachable")
 
     # -- the user's version: the fence of every write ----------------------------------------
     def version(self, user_id: str) -> UserVersion:
-        (row,) = self._read("user_version", user_id=user_id)
+        (row,) = self._run("user_version", user_id=user_id)
         return UserVersion(version=int(row["version"]), projected=int(row["projected"]))
 
     def apply(self, user_id: str, memories: Sequence[StoredMemory],
@@ -177,39 +204,24 @@ class Neo4jGraph:
         """Write a plan in one transaction fenced on the user's version: it commits only if the
         version is still ``expected`` (the one the plan was made from; None: any) and moves it
         on by one. Returns the new version; raises StaleVersion (nothing written) otherwise."""
-        self.ensure_schema()
         rows = [_memory_row(m) for m in memories]
         facts = [f for m in memories for f in _fact_rows(m)]
         entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
-
-        def work(tx: neo4j.ManagedTransaction) -> int:
-            fence = tx.run(cypher("fence"), user_id=user_id, expected=expected).single()
-            assert fence is not None  # MERGE returns its row
-            if expected is not None and int(fence["was"]) != expected:
-                raise StaleVersion(f"user {user_id} is at version {fence['was']}, "
-                                   f"the plan was made at {expected}")
-            version = int(fence["version"])
-            params = {"user_id": user_id, "now": now, "version": version}
-            tx.run(cypher("upsert_memories"), params, memories=rows).consume()
-            tx.run(cypher("close_stale_facts"), params, memories=rows).consume()
-            tx.run(cypher("upsert_facts"), params, facts=facts).consume()
-            tx.run(cypher("upsert_audit"), params, entries=entries).consume()
-            return version
-
-        with _transient(), self._session() as session:
-            return session.execute_write(work)
+        (row,) = self._run("apply_plan", user_id=user_id, expected=expected, now=now,
+                           memories=rows, facts=facts, entries=entries)
+        if row["version"] is None:
+            raise StaleVersion(f"user {user_id} is at version {row['was']}, "
+                               f"the plan was made at {expected}")
+        return int(row["version"])
 
     def mark_projected(self, user_id: str, version: int, *, if_at: int | None = None) -> int:
-        with _transient(), self._session() as session:
-            row = session.execute_write(lambda tx: tx.run(
-                cypher("mark_projected"), user_id=user_id, version=version,
-                if_at=if_at).single())
-        return int(row["version"]) if row is not None else 0
+        rows = self._run("mark_projected", user_id=user_id, version=version, if_at=if_at)
+        return int(rows[0]["version"]) if rows else 0
 
     def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
                   slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
                   contents: Sequence[str]) -> PlanView:
-        (row,) = self._read(
+        (row,) = self._run(
             "plan_view", user_id=user_id, batch_ids=list(batch_ids),
             slots=[{"subject_key": ids.entity_key(s), "predicate": p} for s, p in slots],
             ids=list(memory_ids), hashes=sorted({ids.content_hash(c) for c in contents}))
@@ -230,7 +242,7 @@ class Neo4jGraph:
                      k: int) -> list[StoredMemory]:
         if not any(near):
             return []
-        (row,) = self._read("near_current", user_id=user_id, near=[list(top) for top in near],
+        (row,) = self._run("near_current", user_id=user_id, near=[list(top) for top in near],
                             k=k)
         return [stored_memory(m) for m in row["memories"]]
 
@@ -238,7 +250,7 @@ class Neo4jGraph:
         if not memory_ids:
             return []
         return [stored_memory(r["m"]) for r in
-                self._read("get_memories", user_id=user_id, ids=list(memory_ids))]
+                self._run("get_memories", user_id=user_id, ids=list(memory_ids))]
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
         """Current memories with the same normalised text, by content hash."""
@@ -246,12 +258,12 @@ class Neo4jGraph:
         if not hashes:
             return {}
         found = [stored_memory(r["m"]) for r in
-                 self._read("exact_memories", user_id=user_id, hashes=hashes)]
+                 self._run("exact_memories", user_id=user_id, hashes=hashes)]
         return {ids.content_hash(m.content): m for m in sorted(found, key=lambda m: m.id)}
 
     def changed_since(self, user_id: str, version: int) -> list[StoredMemory]:
         return [stored_memory(r["m"]) for r in
-                self._read("changed_since", user_id=user_id, since=version)]
+                self._run("changed_since", user_id=user_id, since=version)]
 
     def record_access(self, user_id: str, memories: Sequence[StoredMemory],
                       audit: Sequence[AuditEntry] = ()) -> None:
@@ -271,7 +283,7 @@ class Neo4jGraph:
 
     def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
         entries = []
-        for row in self._read("audit", user_id=user_id, memory_id=memory_id):
+        for row in self._run("audit", user_id=user_id, memory_id=memory_id):
             props = {k: _native(v) for k, v in row["entry"].items() if k != "seq"}
             for key in ("before", "after"):
                 props[key] = json.loads(props[key]) if props.get(key) else None
@@ -280,15 +292,15 @@ class Neo4jGraph:
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         return [{k: _native(v) for k, v in row.items()}
-                for row in self._read("facts", user_id=user_id)]
+                for row in self._run("facts", user_id=user_id)]
 
     def memories(self, user_id: str) -> list[GraphMemory]:
         """The user's Memory nodes as they are, with their open and closed FACT edges."""
-        return [_graph_memory(r) for r in self._read("memories", user_id=user_id)]
+        return [_graph_memory(r) for r in self._run("memories", user_id=user_id)]
 
     def users(self) -> list[str]:
         """Every user the graph knows."""
-        return [str(r["user_id"]) for r in self._read("users")]
+        return [str(r["user_id"]) for r in self._run("users")]
 
     def delete_user(self, user_id: str) -> int:
         """Every node of the user, in bounded transactions (any size, default heap)."""
@@ -313,10 +325,7 @@ class Neo4jGraph:
                 "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
                 "text": t.content, "role": t.role, "speaker": t.speaker,
                 "event_at": _iso(t.timestamp), "created_at": _iso(now)}})
-        self.ensure_schema()
-        with _transient(), self._session() as session:
-            session.execute_write(lambda tx: tx.run(cypher("add_episodes"),
-                                                    episodes=rows).consume())
+        self._run("add_episodes", episodes=rows)
         return len(rows)
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
@@ -335,7 +344,7 @@ class Neo4jGraph:
         if lucene is None:
             return []
         return [_episode_hit(r) for r in
-                self._read("episode_text", user_id=user_id, query=lucene, k=k)]
+                self._run("episode_text", user_id=user_id, query=lucene, k=k)]
 
     def search_text(self, user_id: str, query: str, k: int
                     ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
@@ -346,7 +355,7 @@ class Neo4jGraph:
         episode_query = recall.lucene_query(user_id, query)
         if memory_query is None or episode_query is None:  # no words: no BM25
             return [], [], self.superseded_sources(user_id)
-        (row,) = self._read("search_text", user_id=user_id, memory_query=memory_query,
+        (row,) = self._run("search_text", user_id=user_id, memory_query=memory_query,
                             episode_query=episode_query, k=k)
         memories = [(stored_memory(r["m"]), float(r["score"]))
                     for r in sorted(row["memories"], key=lambda r: -r["score"])]
@@ -356,7 +365,7 @@ class Neo4jGraph:
 
     def superseded_sources(self, user_id: str) -> set[str]:
         """Turn refs that said what is no longer true (sources of superseded memories)."""
-        return {str(ref) for r in self._read("superseded_sources", user_id=user_id)
+        return {str(ref) for r in self._run("superseded_sources", user_id=user_id)
                 for ref in r["refs"]}
 
     # -- forgetting (workers.forget) -----------------------------------------------------------
