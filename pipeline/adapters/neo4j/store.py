@@ -185,7 +185,12 @@ class Neo4jGraph:
         for attempt in range(RETRIES + 1):
             try:
                 with _transient(), self._session() as session:
-                    return [r.data() for r in session.run(query, params)]
+                    # the rows as they came: every query returns maps, lists and values,
+                    # never nodes, so Record.data()'s walk of each value (~8 ms a batch, at
+                    # ~2 us a value) would change nothing
+                    result = session.run(query, params)
+                    keys = result.keys()
+                    return [dict(zip(keys, r, strict=True)) for r in result]
             except TransientError as exc:
                 cause = exc.__cause__
                 if not (isinstance(cause, nx.TransientError) and cause.is_retryable()) \
