@@ -1,6 +1,7 @@
 """Pipeline metrics, kept in Redis so every worker on every host adds to one set of series.
 
-Workers record (a pipelined HINCRBY or two per event, in one hash); ``memq serve`` exposes
+Workers record (HINCRBYs in one hash; a task's events together, in one pipelined round trip
+when it ends: ``Metrics.batched``); ``memq serve`` exposes
 them at ``/metrics`` in the Prometheus format through :class:`RedisCollector`, together with
 gauges read at scrape time (queue depths, oldest in-flight delivery, dead letters). No
 user text is ever a label: labels are stage, operation and queue names.
@@ -12,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, cast
 
 import redis
@@ -37,6 +39,11 @@ HELP = {
 }
 
 log = structlog.get_logger("memq.metrics")
+
+
+# a task's events, by field, while it runs (Metrics.batched): (sum, any float in it)
+_PENDING: ContextVar[dict[str, tuple[float, bool]] | None] = ContextVar("memq_metrics",
+                                                                          default=None)
 
 
 def _field(name: str, labels: Mapping[str, str], suffix: str = "") -> str:
@@ -68,14 +75,42 @@ class Metrics:
         finally:
             self.observe(name, time.perf_counter() - started, **labels)
 
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Events recorded inside (by any Metrics of this context) are added up and written
+        when it ends, in one round trip: a batch's dozen events (stages, turns, LLM calls,
+        operations) had each cost a round trip of its own. Nested: the outermost writes."""
+        if _PENDING.get() is not None:
+            yield
+            return
+        pending: dict[str, tuple[float, bool]] = {}
+        token = _PENDING.set(pending)
+        try:
+            yield
+        finally:
+            _PENDING.reset(token)
+            self._send(pending)
+
     def _write(self, fields: list[tuple[str, float]]) -> None:
+        pending = _PENDING.get()
+        if pending is None:
+            self._send({field: (by, isinstance(by, float)) for field, by in fields})
+            return
+        for field, by in fields:
+            total, floats = pending.get(field, (0, False))
+            pending[field] = (total + by, floats or isinstance(by, float))
+
+    def _send(self, fields: Mapping[str, tuple[float, bool]]) -> None:
+        """HINCRBYFLOAT for what was ever given as a float (times), HINCRBY for counts."""
+        if not fields:
+            return
         try:
             pipe = self.r.pipeline(transaction=False)
-            for field, by in fields:
-                if float(by).is_integer():
-                    pipe.hincrby(KEY, field, int(by))
-                else:
+            for field, (by, floats) in fields.items():
+                if floats:
                     pipe.hincrbyfloat(KEY, field, by)
+                else:
+                    pipe.hincrby(KEY, field, int(by))
             pipe.execute()
         except redis.RedisError as exc:
             log.warning("metrics not recorded", error=type(exc).__name__)

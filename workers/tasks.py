@@ -125,7 +125,8 @@ class Stage(Task):  # type: ignore[misc]
         fault(self.name)
         try:
             try:
-                with wiring.metrics().timed("memq_stage_seconds", stage=self.name):
+                with wiring.metrics().batched(), \
+                        wiring.metrics().timed("memq_stage_seconds", stage=self.name):
                     yield
             except redis.RedisError as exc:  # Redis restarting: like any store outage
                 raise TransientError(f"redis unavailable: {exc}") from exc
