@@ -66,3 +66,15 @@ def test_a_plan_lands_whole_at_its_version_and_not_at_all_after(
     assert g.apply(user, [stale], [stale_audit], NOW, expected=1) == 2
     assert g.apply(user, [], [], NOW, expected=None) == 3  # unfenced: any version
     assert g.get(user, [stale.id]) == [stale]
+
+
+def test_a_plan_for_a_user_forgotten_since_leaves_no_trace(
+        graph: tuple[Neo4jGraph, str]) -> None:
+    g, user = graph
+    memory, entry = _plan(user, 1, "Oslo")
+    with pytest.raises(StaleVersion, match="no version any more"):
+        g.apply(user, [memory], [entry], NOW, expected=3)
+    assert user not in g.users()
+    assert g.get(user, [memory.id]) == [] and g.audit(user) == []
+    assert g.apply(user, [memory], [entry], NOW, expected=0) == 1  # a first plan makes it
+    assert user in g.users()

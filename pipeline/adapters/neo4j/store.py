@@ -212,12 +212,15 @@ class Neo4jGraph:
         rows = [_memory_row(m) for m in memories]
         facts = [f for m in memories for f in _fact_rows(m)]
         entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
-        (row,) = self._run("apply_plan", user_id=user_id, expected=expected, now=now,
-                           memories=rows, facts=facts, entries=entries)
-        if row["version"] is None:
-            raise StaleVersion(f"user {user_id} is at version {row['was']}, "
+        found = self._run("apply_plan", user_id=user_id, expected=expected, now=now,
+                          memories=rows, facts=facts, entries=entries)
+        if not found:
+            raise StaleVersion(f"user {user_id} has no version any more (forgotten?), "
                                f"the plan was made at {expected}")
-        return int(row["version"])
+        if found[0]["version"] is None:
+            raise StaleVersion(f"user {user_id} is at version {found[0]['was']}, "
+                               f"the plan was made at {expected}")
+        return int(found[0]["version"])
 
     def mark_projected(self, user_id: str, version: int, *, if_at: int | None = None) -> int:
         rows = self._run("mark_projected", user_id=user_id, version=version, if_at=if_at)

@@ -4,8 +4,11 @@
 // The fence: SET takes the User node's write lock before the version is read (Neo4j reads
 // committed data: reading first and writing later would let two transactions both see the
 // same version). The version moves on, and the plan is written, only when the user is still
-// at the version the plan was made from ($expected; null: any). Always one row: `was`, and
-// `version` (null when the fence refused: nothing was written).
+// at the version the plan was made from ($expected; null: any). One row: `was`, and `version`
+// (null when the fence refused: nothing was written); no row when the plan was made at a
+// version the user no longer has a node for (forgotten since): no node is made for it.
+OPTIONAL MATCH (known:User {id: $user_id})
+WITH known WHERE known IS NOT NULL OR coalesce($expected, 0) = 0
 MERGE (u:User {id: $user_id})
 SET u._lock = true
 WITH u, coalesce(u.version, 0) AS was
