@@ -79,7 +79,8 @@ class Metrics:
     def batched(self) -> Iterator[None]:
         """Events recorded inside (by any Metrics of this context) are added up and written
         when it ends, in one round trip: a batch's dozen events (stages, turns, LLM calls,
-        operations) had each cost a round trip of its own. Nested: the outermost writes."""
+        operations) had each cost a round trip of its own. Nested: the outermost writes. A
+        process killed in the middle loses that task's events (a retry records its own)."""
         if _PENDING.get() is not None:
             yield
             return
