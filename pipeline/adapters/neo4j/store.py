@@ -251,7 +251,7 @@ class Neo4jGraph:
         if not any(near):
             return []
         (row,) = self._run("near_current", user_id=user_id, near=[list(top) for top in near],
-                            k=k)
+                           k=k)
         return [stored_memory(m) for m in row["memories"]]
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
@@ -364,7 +364,7 @@ class Neo4jGraph:
         if memory_query is None or episode_query is None:  # no words: no BM25
             return [], [], self.superseded_sources(user_id)
         (row,) = self._run("search_text", user_id=user_id, memory_query=memory_query,
-                            episode_query=episode_query, k=k)
+                           episode_query=episode_query, k=k)
         memories = [(stored_memory(r["m"]), float(r["score"]))
                     for r in sorted(row["memories"], key=lambda r: -r["score"])]
         episodes = [_episode_hit(r)
