@@ -18,10 +18,10 @@ import numpy as np
 
 
 def bench_embed(args: argparse.Namespace) -> None:
-    """Sentences/s of the offline embedder, int8 (default) vs fp32, on 1 and 2 threads, over
-    distinct mixed-length texts (a third short, a third medium, a third 40-60 words), and how
-    closely the two variants agree. The machine's load average is printed: other processes
-    on these 2 cores skew the figures."""
+    """Sentences/s of the offline embedder's variants (int8, the default; fp32; w8a7, computed
+    in int8), on 1 and 2 threads, over distinct mixed-length texts (a third short, a third
+    medium, a third 40-60 words), and how closely int8 and w8a7 agree with fp32. The machine's
+    load average is printed: other processes on these 2 cores skew the figures."""
     from memq.pipeline.adapters.embed_local import LocalEmbedder, Variant
 
     rng = random.Random(1)
@@ -39,7 +39,7 @@ def bench_embed(args: argparse.Namespace) -> None:
     print(f"{args.n} mixed texts ({len(set(texts))} distinct), mean {mean_words:.0f} words, "
           f"and {args.n} 15-word sentences; load average {os.getloadavg()[0]:.2f} at start")
     vectors: dict[str, np.ndarray] = {}
-    variants: tuple[Variant, ...] = ("fp32", "int8")
+    variants: tuple[Variant, ...] = ("fp32", "int8", "w8a7")
     for variant in variants:
         for threads in (1, 2):
             e = LocalEmbedder(threads=threads, batch_size=32, variant=variant)
@@ -54,8 +54,9 @@ def bench_embed(args: argparse.Namespace) -> None:
             print(f"local {variant} ONNX ({e.model_id}), {threads} thread(s): "
                   f"{rates[0]:,.0f} sentences/s mixed, {rates[1]:,.0f} sentences/s of 15 words"
                   f"  (load average {os.getloadavg()[0]:.2f})")
-    cosines = (vectors["fp32"] * vectors["int8"]).sum(axis=1)
-    print(f"fp32 vs int8 cosine: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
+    for variant in ("int8", "w8a7"):
+        cosines = (vectors["fp32"] * vectors[variant]).sum(axis=1)
+        print(f"fp32 vs {variant} cosine: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
 
 
 def _plant(user: str, n: int, now: datetime, model: str) -> None:

