@@ -147,15 +147,15 @@ class _Builder:
         """The same linear layer in int8 (W8A7), given ``amax``, each input channel's largest
         |x| over calibration texts:
 
-        * the OUTLIERS channels with the largest |x| are multiplied in fp32 (a [rows, 8] MatMul
+        * the OUTLIERS channels with the largest |x| are multiplied in fp32 (a small MatMul
           beside the int8 one) and zeroed in the int8 product;
         * the others are smoothed (SmoothQuant): x / s and W * s, with s = amax^ALPHA /
           max|W|^(1 - ALPHA) per channel, which evens their ranges out before rounding;
-        * each row (token) of x is quantized on its own: asymmetric, min to max in ACT_LEVELS
-          steps, so a text's vector never depends on the texts batched with it;
+        * each row (token) of x is quantized on its own (QuantizeLinear, a block per row):
+          asymmetric over [min(x, 0), max(x, 0)] in ACT_LEVELS steps, so a text's vector never
+          depends on the texts batched with it. Rounding the zero point can put a level at
+          ACT_LEVELS + 1 at most: 2 * 129 * 127 still fits VPMADDUBSW's int16;
         * W is quantized per output column, symmetric, WEIGHT_LEVELS steps each side.
-
-        y = rowscale * colscale * (xq @ Wq) + rowmin * colsum(W dequantized) + x_out @ W_out + b.
         """
         wt = np.asarray(weight, np.float64).T  # [in, out]
         outliers = np.argsort(-amax, kind="stable")[:OUTLIERS]
