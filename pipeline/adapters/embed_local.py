@@ -81,7 +81,8 @@ def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
     else the build reads (w8a7's calibration texts)."""
     if cache_dir is None:
         return build()
-    key = hashlib.sha256(f"{GRAPH_VERSION}:{_source_key(package, source)}:".encode() + also)
+    key = hashlib.sha256(f"{GRAPH_VERSION}:{_source_key(package, source)}".encode()
+                         + (b":" + also if also else b""))
     cached = cache_dir / f"{name}-{key.hexdigest()[:16]}.onnx"
     if cached.is_file():
         return str(cached)
@@ -161,7 +162,8 @@ def _w8a7_key() -> bytes:
     quantization settings."""
     from memq.pipeline.adapters import minilm_graph as g  # noqa: PLC0415
 
-    settings = f"{g.OUTLIERS}:{g.ALPHA}:{g.ACT_LEVELS}:{g.WEIGHT_LEVELS}:{W8A7_AGREEMENT}:"
+    settings = (f"{g.INT8_VERSION}:{g.OUTLIERS}:{g.ALPHA}:{g.ACT_LEVELS}:{g.WEIGHT_LEVELS}:"
+                f"{W8A7_AGREEMENT}:")
     return settings.encode() + CALIBRATION.read_bytes()
 
 

@@ -29,6 +29,8 @@ from onnx import ModelProto, TensorProto, helper
 
 OPSET = 17
 OPSET_INT8 = 21
+# of int8_linear's construction: a change makes cached w8a7 graphs stale
+INT8_VERSION = "2"
 _DTYPES: dict[str, str] = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 
 Array = npt.NDArray[Any]
@@ -182,7 +184,11 @@ class _Builder:
         xq = self.op("QuantizeLinear", [x, step, self.op("Cast", [zero_point],
                                                          to=TensorProto.UINT8)],
                      axis=-1, block_size=int(wt.shape[0]))  # a block per row
-        product = self.op("MatMulInteger", [xq, self.const(f"{hint}.weight_q", wq)])
+        # xq @ Wq * colscale, scaled in the int8 kernel's own output loop (com.microsoft)
+        product = self.op("MatMulIntegerToFloat", [xq, self.const(f"{hint}.weight_q", wq),
+                                                   self.const("one_f", np.array(1.0)),
+                                                   self.const(f"{hint}.colscale", colscale)],
+                          domain="com.microsoft")
         # xq = x / step + zero_point, so x @ W = step * (xq @ Wq) * colscale
         # - step * zero_point * colsum(W as quantized); that second term, the outlier channels
         # and the bias are one small fp32 MatMul: [outliers, -step * zero_point] @ [W; colsum]
@@ -192,10 +198,7 @@ class _Builder:
         side = self.op("Add", [self.op("MatMul", [side, self.const(
             f"{hint}.side_weight", np.vstack([outlier_w, colsum[None, :]]))]),
                                self.const(f"{hint}.bias", bias)])
-        y = self.op("Mul", [self.op("Mul", [self.op("Cast", [product], to=TensorProto.FLOAT),
-                                            step]),
-                            self.const(f"{hint}.colscale", colscale)])
-        return self.op("Add", [y, side], hint)
+        return self.op("Add", [self.op("Mul", [product, step]), side], hint)
 
     def layer_norm(self, x: str, weight: Array, bias: Array, eps: float, hint: str) -> str:
         w = self.const(f"{hint}.weight", weight)
@@ -301,17 +304,25 @@ def _build(weights: dict[str, Array], config: BertConfig | None,
                               w[f"{p}.output.LayerNorm.bias"], cfg.eps, f"{p}.output.LayerNorm")
 
     g.node("Identity", [hidden], ["last_hidden_state"], "last_hidden_state")
+    _signature(g, cfg, int8=bool(int8))
+    return bytes(g.model.SerializeToString()), g.inputs
+
+
+def _signature(g: _Builder, cfg: BertConfig, *, int8: bool) -> None:
+    """The graph's inputs, output and opsets."""
     g.graph.name = "minilm_fp32"
     g.graph.input.extend(
         helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
         for n in ("input_ids", "attention_mask", "token_type_ids"))
     g.graph.output.append(helper.make_tensor_value_info(
         "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", cfg.hidden]))
-    # int8 layers quantize a block per row (QuantizeLinear's block_size: opset 21)
+    # int8 layers quantize a block per row (QuantizeLinear's block_size: opset 21) and scale
+    # their products with com.microsoft's MatMulIntegerToFloat
     g.model.opset_import.append(helper.make_opsetid("", OPSET_INT8 if int8 else OPSET))
+    if int8:
+        g.model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     g.model.producer_name = "memq.minilm_graph"
     g.model.ir_version = 10 if int8 else 8  # fp32: readable by every onnxruntime >= 1.14
-    return bytes(g.model.SerializeToString()), g.inputs
 
 
 def activation_ranges(weights: dict[str, Array], config: BertConfig | None,
