@@ -226,11 +226,13 @@ def build_model(weights: dict[str, Array], config: BertConfig | None = None,
                 int8: dict[str, Array] | None = None) -> bytes:
     """Serialized ONNX model of the encoder (HF BertModel, eval mode) for these weights; the
     linear layers ``int8`` names (``activation_ranges``) computed in int8."""
-    return _build(weights, config, int8)[0]
+    return build_traced(weights, config, int8)[0]
 
 
-def _build(weights: dict[str, Array], config: BertConfig | None,
-           int8: dict[str, Array] | None) -> tuple[bytes, dict[str, str]]:
+def build_traced(weights: dict[str, Array], config: BertConfig | None = None,
+                 int8: dict[str, Array] | None = None) -> tuple[bytes, dict[str, str]]:
+    """``build_model``'s graph, and each linear layer's input (node output name, by layer
+    name): what ``activation_ranges`` reads."""
     cfg = config or BertConfig()
     head_dim = cfg.hidden // cfg.heads
     g = _Builder(int8)
@@ -325,13 +327,14 @@ def _signature(g: _Builder, cfg: BertConfig, *, int8: bool) -> None:
     g.model.ir_version = 10 if int8 else 8  # fp32: readable by every onnxruntime >= 1.14
 
 
-def activation_ranges(weights: dict[str, Array], config: BertConfig | None,
+def activation_ranges(traced: tuple[bytes, dict[str, str]],
                       texts: list[list[int]]) -> dict[str, Array]:
     """Each linear layer's largest |x| per input channel over ``texts`` (token ids, run one
-    at a time in the fp32 graph), by layer name: what ``build_model``'s int8 layers need."""
+    at a time in an fp32 graph from ``build_traced``), by layer name: what ``build_model``'s
+    int8 layers need."""
     import onnxruntime as ort  # noqa: PLC0415
 
-    model_bytes, inputs = _build(weights, config, None)
+    model_bytes, inputs = traced
     model = ModelProto.FromString(model_bytes)
     model.graph.output.extend(helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
                               for name in inputs.values())
