@@ -7,11 +7,14 @@ import contextlib
 import os
 import random
 import re
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,9 +43,10 @@ def bench_embed(args: argparse.Namespace) -> None:
           f"and {args.n} 15-word sentences; load average {os.getloadavg()[0]:.2f} at start")
     vectors: dict[str, np.ndarray] = {}
     variants: tuple[Variant, ...] = ("fp32", "int8", "w8a7")
+    cache = Path(tempfile.mkdtemp(prefix="memq-bench-embed-"))  # each graph built once here
     for variant in variants:
         for threads in (1, 2):
-            e = LocalEmbedder(threads=threads, batch_size=32, variant=variant)
+            e = LocalEmbedder(threads=threads, batch_size=32, variant=variant, cache_dir=cache)
             e.embed(texts[:64])  # warm up
             rates = []
             for sample in (texts, short):
@@ -57,6 +61,7 @@ def bench_embed(args: argparse.Namespace) -> None:
     for variant in ("int8", "w8a7"):
         cosines = (vectors["fp32"] * vectors[variant]).sum(axis=1)
         print(f"fp32 vs {variant} cosine: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 def _plant(user: str, n: int, now: datetime, model: str) -> None:
@@ -521,7 +526,6 @@ def bench_extract(args: argparse.Namespace) -> None:
     development set (345 turns; its misses guided the rules). A fact counts when predicate
     and object (case, punctuation and person aside, or one containing the other) agree."""
     import json
-    from pathlib import Path
 
     from memq.pipeline.rules import RuleExtractor
     from memq.schemas import Turn
