@@ -86,6 +86,26 @@ if redis.call('set', KEYS[6], ARGV[6], 'NX', 'PX', ARGV[7]) then return ARGV[6] 
 return false
 """
 
+# Accept deliveries and publish their messages: the records first, so a message is never read
+# before its delivery is recorded. One command, not a pipeline of 3n + m: an agent's
+# Client.add packs and parses one request and one reply.
+# KEYS: outbox, inflight, each delivery's record, each message's queue
+# ARGV: enqueued_at, deadline, n, then per delivery: id, user, batch; then the m messages
+_ACCEPT = """
+local n = tonumber(ARGV[3])
+for i = 1, n do
+  local id = ARGV[1 + 3 * i]
+  redis.call('hset', KEYS[2 + i], 'user', ARGV[2 + 3 * i], 'batch', ARGV[3 + 3 * i],
+             'enqueued_at', ARGV[1], 'state', 'queued')
+  redis.call('zadd', KEYS[1], ARGV[2], id)
+  redis.call('sadd', KEYS[2], id)
+end
+for j = 3 + n, #KEYS do
+  redis.call('lpush', KEYS[j], ARGV[4 + 3 * n + j - (3 + n)])
+end
+return n
+"""
+
 
 def _delivery_key(delivery_id: str) -> str:
     return f"memq:delivery:{delivery_id}"
@@ -136,6 +156,7 @@ class Coord:
                  dead_max: int = 10_000) -> None:
         self.r = client
         self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
+        self._accept = self.r.register_script(_ACCEPT)
         self._post = self.r.register_script(_POST)
         self._release = self.r.register_script(_RELEASE)
         self._renew = self.r.register_script(_RENEW)
@@ -152,16 +173,13 @@ class Coord:
         """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
         broker message) pairs, workers.broker.task_message), all in one round trip. The
         records go first: a message is never read before its delivery is recorded."""
-        pipe = self.r.pipeline(transaction=False)
-        for delivery_id, user_id, batch in deliveries:
-            pipe.hset(_delivery_key(delivery_id), mapping={
-                "user": user_id, "batch": batch, "enqueued_at": repr(enqueued_at),
-                "state": "queued"})
-            pipe.zadd(OUTBOX, {delivery_id: deadline})
-            pipe.sadd(INFLIGHT, delivery_id)
-        for queue, message in messages:
-            pipe.lpush(queue, message)
-        pipe.execute()
+        keys = [OUTBOX, INFLIGHT, *(_delivery_key(d) for d, _, _ in deliveries),
+                *(queue for queue, _ in messages)]
+        args: list[str | int] = [repr(enqueued_at), repr(deadline), len(deliveries)]
+        for row in deliveries:
+            args += row
+        args += [message for _, message in messages]
+        self._accept(keys=keys, args=args)
 
     def publish(self, queue: str, message: str) -> None:
         """One broker message (workers.broker.task_message) onto its queue."""
