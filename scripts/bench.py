@@ -226,8 +226,9 @@ def bench_search(args: argparse.Namespace) -> None:
     """In-process ``memq.workers.lifecycle.search`` (read-only, k=10) for one user holding
     --memories memories and --episodes raw turns (random words from a 400-word vocabulary,
     clustered vectors; a tenth of the memories superseded): p50/p95 over --queries queries,
-    then the wall time of ``memq search`` from the shell (a new process each time)."""
-    import subprocess
+    then the wall time of ``memq search`` from the shell (a new process each time). With
+    --workers N, the queries run beside N memq workers kept busy (as ``bench enqueue``): what
+    an agent's read waits while the write path saturates the host."""
 
     from memq.schemas import Kind, Status, StoredMemory, Turn
     from memq.workers import wiring
@@ -277,13 +278,29 @@ def bench_search(args: argparse.Namespace) -> None:
     for q in queries[:10]:
         search(user, q, 10, now)
     times = []
-    for q in queries:
-        t = time.perf_counter()
-        search(user, q, 10, now)
-        times.append(time.perf_counter() - t)
+    load = (_busy_workers(args.workers, args.reps) if args.workers
+            else contextlib.nullcontext())
+    with load:
+        for q in queries:
+            t = time.perf_counter()
+            search(user, q, 10, now)
+            times.append(time.perf_counter() - t)
+        loadavg = os.getloadavg()[0]
     p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
-    print(f"in-process search, k=10: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(times)} "
-          f"queries (load average {os.getloadavg()[0]:.2f})")
+    beside = f", beside {args.workers} busy workers" if args.workers else ""
+    print(f"in-process search, k=10{beside}: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
+          f"{len(times)} queries (load average {loadavg:.2f})")
+    if not args.workers:
+        _search_from_shell(args, user, queries)
+    if not args.keep:
+        chroma.delete_user(user)
+        graph.delete_user(user)
+
+
+def _search_from_shell(args: argparse.Namespace, user: str, queries: list[str]) -> None:
+    """The wall time of ``memq search`` in a new process, on its own and asking memq serve."""
+    import subprocess
+
     memq = os.path.join(os.path.dirname(sys.executable), "memq")
     server = subprocess.Popen([memq, "serve", "--port", str(args.api_port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -304,9 +321,6 @@ def bench_search(args: argparse.Namespace) -> None:
     finally:
         server.terminate()
         server.wait()
-    if not args.keep:
-        chroma.delete_user(user)
-        graph.delete_user(user)
 
 
 LOAD_DB = "13"  # bench enqueue --workers: the backlog its workers drain
@@ -690,6 +704,11 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--api-port", type=int, default=8765)
     p.add_argument("--settle", type=float, default=20.0, help="seconds between plant and measure")
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--workers", type=int, default=0,
+                   help="measure beside this many busy memq worker processes (then the "
+                        "shell's memq search is not timed)")
+    p.add_argument("--reps", type=int, default=12,
+                   help="--workers' backlog: the compare corpus (320 turns) this many times")
     p.set_defaults(fn=bench_search)
     p = sub.add_parser("lifecycle")
     p.add_argument("--memories", type=int, default=10_000)
