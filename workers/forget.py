@@ -143,24 +143,42 @@ def tombstone(user_id: str, memory_id: str, at: float) -> AuditEntry:
 
 
 # -- Redis ---------------------------------------------------------------------------------
+SCAN_COUNT = 1000  # keys a SCAN step looks at: a few hundred microseconds of Redis
+QUEUE_PAGE = 256  # messages per read of a queue (~0.2 MB)
+
+
 def _queue_keys(coord: Coord) -> list[str]:
-    """The Celery queue lists: each queue's own list and kombu's priority lists of it."""
+    """The Celery queue lists: each queue's own list and kombu's priority lists of it. The
+    keyspace holds a key per delivery of the last days (its outcome): SCAN's default of 10
+    keys a step made this thousands of round trips per forgotten user."""
     keys: set[str] = set()
     for queue in QUEUES:
-        keys.update(cast(Iterator[str], coord.r.scan_iter(match=f"{queue}*", _type="list")))
+        keys.update(cast(Iterator[str], coord.r.scan_iter(
+            match=f"{queue}*", count=SCAN_COUNT, _type="list")))
         keys.add(queue)
     return sorted(keys)
 
 
-def purge_queued(coord: Coord, user_id: str) -> int:
-    """Remove the user's messages waiting in the queues. A message a worker took meanwhile is
-    not removed (LREM finds nothing): its delivery is gone, the worker does nothing."""
+def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> int:
+    """Remove the user's messages waiting in the queues, read a page at a time (one read of
+    a deep backlog would hold Redis up for every agent and worker; see
+    workers.reaper.queued_deliveries for why paging from the head misses nothing that stays
+    queued). What this removes from a page shifts the rest back by as many. A message a
+    worker took meanwhile is not removed (LREM finds nothing): its delivery is gone, the
+    worker does nothing."""
     removed = 0
-    for key in _queue_keys(coord):
-        for raw in cast(list[str], coord.r.lrange(key, 0, -1)):
-            if queued_delivery(raw, user_id) is None:
-                continue
-            removed += int(coord.r.lrem(key, 0, raw))
+    for key in _queue_keys(coord) if keys is None else keys:
+        start = 0
+        while True:
+            rows = cast(list[str], coord.r.lrange(key, start, start + QUEUE_PAGE - 1))
+            gone = 0
+            for raw in rows:
+                if queued_delivery(raw, user_id) is not None:
+                    gone += int(coord.r.lrem(key, 0, raw))
+            removed += gone
+            if len(rows) < QUEUE_PAGE:
+                break
+            start += len(rows) - gone
     return removed
 
 

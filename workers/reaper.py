@@ -66,16 +66,33 @@ def reap(now: float) -> tuple[int, int]:
     return republished, woken
 
 
-def queued_deliveries(coord: Coord) -> set[str]:
-    """The delivery ids of the extract messages waiting on the broker's queue."""
+QUEUE_PAGE = 256  # messages per read of the queue (~0.2 MB)
+
+
+def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
+                      page: int = QUEUE_PAGE) -> set[str]:
+    """The delivery ids of the extract messages waiting on the broker's queue, read a page at
+    a time: Redis runs one command at a time, and one read of a deep backlog (thousands of
+    messages, megabytes) would hold up every agent's enqueue and every worker behind it.
+
+    Producers push at the head and workers pop from the tail, so reading from the head a
+    page at a time misses nothing that was queued when it began and still is: a push moves
+    what is left to read further on (some messages are read twice), a pop only shortens the
+    list. A message pushed meanwhile may be missed, but ``reap`` asks only about deliveries
+    due before it read, published before that."""
     from memq.workers.forget import message_args  # noqa: PLC0415
 
-    found = set()
-    for raw in cast(list[str], coord.r.lrange(EXTRACT_QUEUE, 0, -1)):
-        args = message_args(raw)
-        if args and isinstance(args[0], dict) and args[0].get("delivery_id"):
-            found.add(str(args[0]["delivery_id"]))
-    return found
+    found: set[str] = set()
+    start = 0
+    while True:
+        rows = cast(list[str], coord.r.lrange(queue, start, start + page - 1))
+        for raw in rows:
+            args = message_args(raw)
+            if args and isinstance(args[0], dict) and args[0].get("delivery_id"):
+                found.add(str(args[0]["delivery_id"]))
+        if len(rows) < page:
+            return found
+        start += page
 
 
 def _loop(stop: threading.Event) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from typing import Any, cast
 
 import pytest
 import redis
@@ -174,3 +175,66 @@ def test_a_stale_duplicate_failing_after_the_delivery_is_done_records_nothing(
     dead = [d["delivery_id"] for d in coord.dead_letters() if d.get("user_id") == user_id]
     assert dead == [live]
     coord.take_dead_letters(lambda d: d.get("user_id") == user_id)
+
+
+def test_the_reaper_reads_a_deep_queue_a_page_at_a_time_and_misses_nothing(
+        user_id: str) -> None:
+    """queued_deliveries pages through the queue (no single read of a whole backlog holds
+    Redis up). Every delivery queued when it starts is found, though an agent enqueues
+    mid-read (a push at the head shifts what is left to read; the reaper only asks about
+    deliveries that were due before it read, so published before)."""
+    from memq.schemas import StageMessage
+    from memq.workers.broker import task_message
+    from memq.workers.coord import Coord
+    from memq.workers.reaper import queued_deliveries
+
+    queue = f"memq:test:queue:{user_id}"  # a list of its own: no worker reads it
+    ids = [uuid.uuid4().hex for _ in range(700)]
+    late = uuid.uuid4().hex
+    pages: list[tuple[int, int]] = []
+
+    class Reading(redis.Redis):  # the real client; it records each read and, after the
+        # first page, lets an agent enqueue
+        def lrange(self, name: str, start: int, end: int) -> Any:
+            pages.append((start, end))
+            if len(pages) == 2:
+                push([late])
+            return super().lrange(name, start, end)
+
+    coord = Coord(Reading.from_url(REDIS_URL, decode_responses=True))
+
+    def push(delivery_ids: list[str]) -> None:
+        redis.Redis.lpush(coord.r, queue, *(task_message("memq.extract", [StageMessage(
+            user_id=user_id, delivery_id=d).model_dump()])[1] for d in delivery_ids))
+
+    push(ids)
+    try:
+        found = queued_deliveries(coord, queue=queue, page=256)
+    finally:
+        coord.r.delete(queue)
+    assert found == set(ids)  # the late one went to the head, read already
+    assert pages == [(0, 255), (256, 511), (512, 767)]  # 701 on the queue by the 2nd page
+
+
+def test_forget_purges_a_deep_queue_a_page_at_a_time(user_id: str) -> None:
+    """purge_queued reads the queue in pages and removes the user's messages as it goes:
+    what it removes shifts the rest back, and nothing of the user's is skipped."""
+    from memq.schemas import StageMessage
+    from memq.workers.broker import task_message
+    from memq.workers.coord import Coord
+    from memq.workers.forget import QUEUE_PAGE, purge_queued, queued_delivery
+
+    coord = Coord.from_url(REDIS_URL)
+    queue = f"memq:test:queue:{user_id}"  # a list of its own: no worker reads it
+    other = f"{user_id}-other"
+    owners = [user_id if i % 3 else other for i in range(3 * QUEUE_PAGE + 7)]
+    coord.r.lpush(queue, *(task_message("memq.extract", [StageMessage(
+        user_id=u, delivery_id=uuid.uuid4().hex).model_dump()])[1] for u in owners))
+    try:
+        removed = purge_queued(coord, user_id, keys=[queue])
+        left = cast(list[str], coord.r.lrange(queue, 0, -1))
+    finally:
+        coord.r.delete(queue)
+    assert removed == owners.count(user_id)
+    assert len(left) == owners.count(other)
+    assert all(queued_delivery(raw, other) is not None for raw in left)
