@@ -381,7 +381,9 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     --n times, p50/p99, into a Redis db of its own (12) that no worker reads; emptied after.
     With --workers N, beside N memq workers kept busy on a backlog of their own (the stores
     shared): the agent's CPU per call is printed too, the rest of its wall time being waits
-    for a core (its own, and Redis's)."""
+    for a core (its own, and Redis's). Then the floor: as many round trips that do nothing (a
+    Lua TIME), with how long the slowest waited for Redis to run and for the agent to wake
+    (Redis's clock against the agent's: one host, one clock)."""
     os.environ["MEMQ_REDIS_DB"] = "12"
     import memq
     from memq.workers import wiring
@@ -397,18 +399,34 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     times, cpu = [], []
     load = (_busy_workers(args.workers, args.reps) if args.workers
             else contextlib.nullcontext())
+    clock = wiring.coord().r.register_script("return redis.call('TIME')")
+    clock()
+    trips: list[tuple[float, float, float]] = []  # (round trip, to Redis, back), seconds
     with load:
         for i, messages in enumerate(sessions):
             t, c = time.perf_counter(), time.thread_time()
             client.add(f"bench-enqueue-{i % 50}", messages, session_id=f"s{i}")
             times.append(time.perf_counter() - t)
             cpu.append(time.thread_time() - c)
+        for _ in range(len(sessions)):  # the floor: one round trip that does nothing
+            sent = time.time()
+            sec, usec = clock()
+            back = time.time()
+            ran = int(sec) + int(usec) / 1e6
+            trips.append((back - sent, ran - sent, back - ran))
         loadavg = os.getloadavg()[0]
     p50, p99 = (float(np.percentile(times, p)) * 1000 for p in (50, 99))
     beside = f", beside {args.workers} busy workers" if args.workers else ""
     print(f"Client.add of 10 turns (one batch){beside}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max "
           f"{max(times) * 1000:.2f} ms over {len(times)}; the agent's CPU p99 "
           f"{float(np.percentile(cpu, 99)) * 1000:.2f} ms (load average {loadavg:.2f})")
+    trips.sort()
+    slow = trips[-max(1, len(trips) // 100):]
+    rtt50, rtt99 = (float(np.percentile([t[0] for t in trips], p)) * 1000 for p in (50, 99))
+    print(f"the floor, a Redis round trip doing nothing (EVAL of TIME): p50 {rtt50:.2f} ms, p99 "
+          f"{rtt99:.2f} ms; its slowest 1% waited {np.mean([t[1] for t in slow]) * 1000:.2f} ms "
+          f"on average to run in Redis and {np.mean([t[2] for t in slow]) * 1000:.2f} ms for "
+          f"the agent to wake with the reply (Redis's clock)")
     wiring.coord().r.flushdb()
 
 
