@@ -45,6 +45,9 @@ DEAD = "memq:deadletter"
 RAW_CAP = 64 * 1024
 EXTRACT_QUEUE = "memq.extract"  # workers.app's routes: memq.extract here,
 STORE_QUEUE = "memq.store"  # everything else (memq.apply, the lifecycle) here
+# messages per read of a queue list (~0.2 MB): one read of a whole backlog would hold Redis,
+# and every agent's enqueue behind it (workers.reaper, workers.forget)
+QUEUE_PAGE = 256
 _HOST = socket.gethostname()
 _EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
 

@@ -50,6 +50,7 @@ from memq.pipeline.errors import TransientError
 from memq.schemas import AuditEntry, Operation
 from memq.workers import wiring
 from memq.workers.app import QUEUES
+from memq.workers.broker import QUEUE_PAGE
 from memq.workers.coord import DEAD, Coord
 
 log = structlog.get_logger(__name__)
@@ -144,7 +145,6 @@ def tombstone(user_id: str, memory_id: str, at: float) -> AuditEntry:
 
 # -- Redis ---------------------------------------------------------------------------------
 SCAN_COUNT = 1000  # keys a SCAN step looks at: a few hundred microseconds of Redis
-QUEUE_PAGE = 256  # messages per read of a queue (~0.2 MB)
 
 
 def _queue_keys(coord: Coord) -> list[str]:

@@ -26,7 +26,7 @@ import structlog
 from kombu.exceptions import OperationalError
 
 from memq.workers import wiring
-from memq.workers.broker import EXTRACT_QUEUE
+from memq.workers.broker import EXTRACT_QUEUE, QUEUE_PAGE
 from memq.workers.coord import Coord
 
 log = structlog.get_logger(__name__)
@@ -64,9 +64,6 @@ def reap(now: float) -> tuple[int, int]:
         log.warning("reaper: re-published stalled work", deliveries=republished, users=woken)
         coord.r.incrby("memq:stats:reaped", republished + woken)
     return republished, woken
-
-
-QUEUE_PAGE = 256  # messages per read of the queue (~0.2 MB)
 
 
 def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,

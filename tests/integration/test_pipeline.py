@@ -220,9 +220,9 @@ def test_forget_purges_a_deep_queue_a_page_at_a_time(user_id: str) -> None:
     """purge_queued reads the queue in pages and removes the user's messages as it goes:
     what it removes shifts the rest back, and nothing of the user's is skipped."""
     from memq.schemas import StageMessage
-    from memq.workers.broker import task_message
+    from memq.workers.broker import QUEUE_PAGE, task_message
     from memq.workers.coord import Coord
-    from memq.workers.forget import QUEUE_PAGE, purge_queued, queued_delivery
+    from memq.workers.forget import purge_queued, queued_delivery
 
     coord = Coord.from_url(REDIS_URL)
     queue = f"memq:test:queue:{user_id}"  # a list of its own: no worker reads it
