@@ -11,11 +11,13 @@ graph before anything is planned (``catch_up``).
 
 from __future__ import annotations
 
+import contextvars
 import os
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 from memq.pipeline import extract as extraction
 from memq.pipeline import ids
@@ -35,6 +37,8 @@ from memq.pipeline.ports import (
 )
 from memq.pipeline.predicates import Predicates
 from memq.schemas import AuditEntry, CandidateMemory, StoredMemory, Turn, turn_ref
+
+T = TypeVar("T")
 
 MAX_PROJECT_ROUNDS = 20
 
@@ -70,27 +74,50 @@ class Candidate:
 
 def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], *,
             thresholds: Thresholds, now: datetime) -> Extracted:
-    """Every turn becomes an episode (raw text, role, event time) first; then the extractor
-    sees the turns under their per-user references (``<session>/<turn>``), so the source turn
-    ids of what it finds are unique per user."""
+    """Every turn becomes an episode (raw text, role, event time); the extractor sees the
+    turns under their per-user references (``<session>/<turn>``), so the source turn ids of
+    what it finds are unique per user.
+
+    The episodes are written (Chroma, then the graph's BM25 copy) in the side thread while
+    the extractor and the embedder work: most of a write's time is the store's, and the
+    extraction does not read episodes. Both writes are idempotent. Nothing is returned before
+    they are done, and their error, if any, is raised (after the extraction's own, which
+    wins)."""
     vectors = ports.embedder.embed([t.content for t in turns])
-    episodes = ports.episodes.add(user_id, session_id, turns, vectors,
-                                  ports.embedder.model_id, now)
-    ports.graph.add_episodes(user_id, session_id, turns, now)  # BM25 over the same turns
-    refs = [t.model_copy(update={"turn_id": turn_ref(session_id, t.turn_id)}) for t in turns]
-    result = extraction.extract(ports.extractor, refs, budget=thresholds.chunk_tokens,
-                                min_confidence=thresholds.min_confidence)
-    cand_vectors = ports.embedder.embed([c.content for c in result.kept]) if result.kept else []
+
+    def write_episodes() -> int:
+        written = ports.episodes.add(user_id, session_id, turns, vectors,
+                                     ports.embedder.model_id, now)
+        ports.graph.add_episodes(user_id, session_id, turns, now)  # BM25 over the same turns
+        return written
+
+    writing = _beside(write_episodes)
+    try:
+        refs = [t.model_copy(update={"turn_id": turn_ref(session_id, t.turn_id)})
+                for t in turns]
+        result = extraction.extract(ports.extractor, refs, budget=thresholds.chunk_tokens,
+                                    min_confidence=thresholds.min_confidence)
+        cand_vectors = (ports.embedder.embed([c.content for c in result.kept])
+                        if result.kept else [])
+    finally:
+        wait([writing])  # never leave a write running past the task
+    episodes = writing.result()
     return Extracted(result.kept, cand_vectors, len(result.below_gate), result.chunks, episodes)
 
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
 
+def _beside(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """``fn(*args)`` in the side thread, in the caller's context (its log lines keep the
+    task's correlation ids)."""
+    return _side().submit(contextvars.copy_context().run, fn, *args)
+
+
 def _side() -> ThreadPoolExecutor:
-    """A thread for a read that runs beside another (Chroma's nearest beside the graph's
-    view); one per process (a forked worker child gets its own: threads do not survive a
-    fork)."""
+    """A thread for store work that runs beside the task's own (Chroma's nearest beside the
+    graph's view; a batch's episode writes beside its extraction); one per process (a forked
+    worker child gets its own: threads do not survive a fork)."""
     global _pool  # noqa: PLW0603
     if _pool is None or _pool[0] != os.getpid():
         _pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="memq-near"))
@@ -161,7 +188,7 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     # Superseded memories are near too: look wider, keep the current ones.
     wide = max(4 * thresholds.neighbors, 20)
     vectors = [i.vector for i in items]
-    asked = _side().submit(ports.memories.similar, user_id, vectors, model_id, wide) \
+    asked = _beside(ports.memories.similar, user_id, vectors, model_id, wide) \
         if items else None
     view = ports.graph.plan_view(user_id, batch_ids=batch_ids, slots=slots,
                                  memory_ids=sorted(set(own_ids)),
