@@ -120,7 +120,7 @@ def _side() -> ThreadPoolExecutor:
     worker child gets its own: threads do not survive a fork)."""
     global _pool  # noqa: PLW0603
     if _pool is None or _pool[0] != os.getpid():
-        _pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="memq-near"))
+        _pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="memq-side"))
     return _pool[1]
 
 
