@@ -116,10 +116,16 @@ def bench_lifecycle(args: argparse.Namespace) -> None:
     for job, days, what in steps:
         result, seconds = timed(job, user, now + timedelta(days=days), wait_s=10)
         print(f"{job:>12}: {seconds:7.2f} s  examined {result.examined:>6}, "
-              f"changed {result.changed:>6}  ({what})")
-    if not args.keep:
-        wiring.chroma().delete_user(user)
-        wiring.graph().delete_user(user)
+              f"changed {result.changed:>6}  ({what}; load average {os.getloadavg()[0]:.2f})")
+    if not args.keep:  # the real forget (memq forget USER): every store, in chunks
+        from memq.workers.forget import forget_user
+
+        t = time.perf_counter()
+        report = forget_user(user)
+        print(f"{'forget':>12}: {time.perf_counter() - t:7.2f} s  removed chroma "
+              f"{report.chroma}, graph {report.graph} (nodes, edges and audit entries "
+              f"stripped); load average {os.getloadavg()[0]:.2f}")
+        wiring.graph().delete_user(user)  # and the content-free tombstones
 
 
 def _clustered(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
