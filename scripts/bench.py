@@ -387,9 +387,11 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     --n times, p50/p99, into a Redis db of its own (12) that no worker reads; emptied after.
     With --workers N, beside N memq workers kept busy on a backlog of their own (the stores
     shared): the agent's CPU per call is printed too, the rest of its wall time being waits
-    for a core (its own, and Redis's). Then the floor: as many round trips that do nothing (a
-    Lua TIME), with how long the slowest waited for Redis to run and for the agent to wake
-    (Redis's clock against the agent's: one host, one clock)."""
+    for a core (its own, and Redis's). Beside each call, the floor: a round trip that does
+    nothing (a Lua TIME), with how long the slowest waited for Redis to run and for the agent
+    to wake (Redis's clock against the agent's: one host, one clock). And the share of the
+    CPU time the hypervisor took (steal, /proc/stat): a vCPU not running is a wait no
+    scheduler setting on the guest can shorten."""
     os.environ["MEMQ_REDIS_DB"] = "12"
     import memq
     from memq.workers import wiring
@@ -409,17 +411,18 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     clock()
     trips: list[tuple[float, float, float]] = []  # (round trip, to Redis, back), seconds
     with load:
+        steal0 = _steal()
         for i, messages in enumerate(sessions):
             t, c = time.perf_counter(), time.thread_time()
             client.add(f"bench-enqueue-{i % 50}", messages, session_id=f"s{i}")
             times.append(time.perf_counter() - t)
             cpu.append(time.thread_time() - c)
-        for _ in range(len(sessions)):  # the floor: one round trip that does nothing
-            sent = time.time()
+            sent = time.time()  # the floor, beside it: one round trip that does nothing
             sec, usec = clock()
             back = time.time()
             ran = int(sec) + int(usec) / 1e6
             trips.append((back - sent, ran - sent, back - ran))
+        steal1 = _steal()
         loadavg = os.getloadavg()[0]
     p50, p99 = (float(np.percentile(times, p)) * 1000 for p in (50, 99))
     beside = f", beside {args.workers} busy workers" if args.workers else ""
@@ -429,11 +432,26 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     trips.sort()
     slow = trips[-max(1, len(trips) // 100):]
     rtt50, rtt99 = (float(np.percentile([t[0] for t in trips], p)) * 1000 for p in (50, 99))
-    print(f"the floor, a Redis round trip doing nothing (EVAL of TIME): p50 {rtt50:.2f} ms, p99 "
-          f"{rtt99:.2f} ms; its slowest 1% waited {np.mean([t[1] for t in slow]) * 1000:.2f} ms "
-          f"on average to run in Redis and {np.mean([t[2] for t in slow]) * 1000:.2f} ms for "
-          f"the agent to wake with the reply (Redis's clock)")
+    to_redis, back = (np.mean([t[k] for t in slow]) * 1000 for k in (1, 2))
+    print(f"the floor, a Redis round trip doing nothing (EVAL of TIME) after each call: p50 "
+          f"{rtt50:.2f} ms, p99 {rtt99:.2f} ms; its slowest 1% waited {to_redis:.2f} ms on "
+          f"average to run in Redis and {back:.2f} ms for the agent to wake with the reply "
+          f"(Redis's clock)")
+    if steal0 and steal1 and steal1[1] > steal0[1]:
+        share = (steal1[0] - steal0[0]) / (steal1[1] - steal0[1])
+        print(f"the host: its hypervisor took {100 * share:.1f}% of this machine's CPU time "
+              f"during the run (steal)")
     wiring.coord().r.flushdb()
+
+
+def _steal() -> tuple[int, int] | None:
+    """(steal, total) CPU ticks since boot, from /proc/stat (Linux); None elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return ticks[7], sum(ticks)
 
 
 def _refs(hits: list, k: int) -> list[str]:
