@@ -177,4 +177,9 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
         for start in range(0, len(memories), COMMIT_CHUNK):
             fence.version = ports.graph.apply(user_id, memories[start:start + COMMIT_CHUNK],
                                               [], now, expected=fence.version)
+        # Those states were read from Chroma (caught up when the job began, then moved), so
+        # Chroma already holds every write up to here: marked, the next job does not compare
+        # and rewrite the whole user (100k memories: every record's metadata). A commit that
+        # came in meanwhile leaves the mark alone, and the next catch_up does the work.
+        ports.graph.mark_projected(user_id, fence.version, if_at=fence.version)
     return JobResult("reembed", user_id, moved, moved)

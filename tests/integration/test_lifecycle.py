@@ -11,8 +11,9 @@ import chromadb
 import pytest
 from fakellm import FakeLLM
 
-from integration.conftest import CHROMA_PORT, memq, memq_env, memq_json, wait_done
+from integration.conftest import CHROMA_PORT, NEO4J_URI, memq, memq_env, memq_json, wait_done
 from memq.pipeline.adapters.chroma import ChromaStores, memory_fields
+from memq.pipeline.adapters.neo4j.store import Neo4jGraph
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -159,6 +160,14 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
         after = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
                                 "I like jazz.", env=env).stdout)
         assert "jazz" in after[0]["content"]
+    # the graph took its states from Chroma: Chroma is projected up to the graph's version,
+    # so the next job's catch_up has nothing to compare or rewrite
+    graph = Neo4jGraph(NEO4J_URI)
+    try:
+        v = graph.version(user_id)
+    finally:
+        graph.close()
+    assert v.version > 0 and v.projected == v.version, v
 
 
 def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
