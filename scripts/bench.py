@@ -432,10 +432,10 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     trips.sort()
     slow = trips[-max(1, len(trips) // 100):]
     rtt50, rtt99 = (float(np.percentile([t[0] for t in trips], p)) * 1000 for p in (50, 99))
-    to_redis, back = (np.mean([t[k] for t in slow]) * 1000 for k in (1, 2))
+    to_redis, to_wake = (np.mean([t[k] for t in slow]) * 1000 for k in (1, 2))
     print(f"the floor, a Redis round trip doing nothing (EVAL of TIME) after each call: p50 "
           f"{rtt50:.2f} ms, p99 {rtt99:.2f} ms; its slowest 1% waited {to_redis:.2f} ms on "
-          f"average to run in Redis and {back:.2f} ms for the agent to wake with the reply "
+          f"average to run in Redis and {to_wake:.2f} ms for the agent to wake with the reply "
           f"(Redis's clock)")
     if steal0 and steal1 and steal1[1] > steal0[1]:
         share = (steal1[0] - steal0[0]) / (steal1[1] - steal0[1])
