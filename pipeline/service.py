@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from memq.pipeline import extract as extraction
-from memq.pipeline import ids
+from memq.pipeline import ids, recall
 from memq.pipeline.dedupe import require_same_model
 from memq.pipeline.merge import BatchContext, Plan, Prepared, Write, plan_batch
 from memq.pipeline.policy import Thresholds
@@ -83,7 +83,8 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     extraction does not read episodes. Both writes are idempotent. Nothing is returned before
     they are done, and their error, if any, is raised (after the extraction's own, which
     wins)."""
-    vectors = ports.embedder.embed([t.content for t in turns])
+    vectors = ports.embedder.embed([recall.episode_text(t.content, t.speaker or t.role,
+                                                        t.timestamp) for t in turns])
 
     def write_episodes() -> int:
         written = ports.episodes.add(user_id, session_id, turns, vectors,

@@ -472,37 +472,48 @@ def _score(ranked: list[list], golds: list[list[str]], k: int) -> tuple[float, f
     return float(np.mean(recalls)), float(np.mean(found))
 
 
-def _ingest_recall(convs: list[Any], client: Any) -> None:
-    """The conversations through a real worker (started here), from empty stores."""
-    import json
+def _ingest(users: list[str], batches: list[Any], client: Any, workers: int = 1) -> float:
+    """Batches through real worker processes (started here), from empty users (a re-run
+    starts from nothing, ledger included); returns the seconds from first enqueue to done."""
     import subprocess
 
     from memq.workers import wiring
-    from memq.workers.client import parse_lines
     from memq.workers.forget import forget_user
 
     env = {**os.environ, "C_FORCE_ROOT": "1"}
-    worker = subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
-                               "--concurrency", "2", "-n", "bench@%h"], env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
+                               "--concurrency", "2", "-n", f"bench{n}@%h"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+                              start_new_session=True) for n in range(workers)]
     try:
+        for user in users:
+            forget_user(user)
+            wiring.graph().delete_user(user)
         started = time.perf_counter()
-        ids = []
-        for conv in convs:
-            forget_user(conv.user_id)  # a re-run starts from nothing (ledger included)
-            wiring.graph().delete_user(conv.user_id)
-            batches, errors = parse_lines(json.dumps(t, ensure_ascii=False)
-                                          for t in conv.turns)
-            assert not errors, errors[:3]
-            ids += client.enqueue(batches)
-        client.wait(ids, timeout=1800)
-        turns = sum(len(c.turns) for c in convs)
-        print(f"ingested {turns} turns of {len(convs)} conversations in "
-              f"{time.perf_counter() - started:.1f} s")
+        ids = client.enqueue(batches)
+        client.wait(ids, timeout=7200)
+        return time.perf_counter() - started
     finally:
-        os.killpg(worker.pid, 15)
-        worker.wait(timeout=60)
+        for proc in procs:
+            os.killpg(proc.pid, 15)
+        for proc in procs:
+            proc.wait(timeout=60)
+
+
+def _ingest_recall(convs: list[Any], client: Any) -> None:
+    """The generated conversations through a real worker, from empty stores."""
+    import json
+
+    from memq.workers.client import parse_lines
+
+    batches = []
+    for conv in convs:
+        parsed, errors = parse_lines(json.dumps(t, ensure_ascii=False) for t in conv.turns)
+        assert not errors, errors[:3]
+        batches += parsed
+    took = _ingest([c.user_id for c in convs], batches, client)
+    turns = sum(len(c.turns) for c in convs)
+    print(f"ingested {turns} turns of {len(convs)} conversations in {took:.1f} s")
 
 
 def bench_recall(args: argparse.Namespace) -> None:
@@ -719,6 +730,16 @@ def bench_compare(args: argparse.Namespace) -> None:
     compare.main(args)
 
 
+def bench_memory(args: argparse.Namespace) -> None:
+    """Evidence recall and the context block on a public benchmark file
+    (scripts/memory_bench.py)."""
+    os.environ.setdefault("MEMQ_REDIS_DB", "10")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import memory_bench
+
+    memory_bench.run(args, _ingest)
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -768,6 +789,19 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
     p.add_argument("--max-tokens", type=int, default=800)
     p.set_defaults(fn=bench_recall)
+    p = sub.add_parser("memory", help="recall and context on LoCoMo / LongMemEval as published")
+    p.add_argument("--dataset", required=True,
+                   help="locomo10.json or a LongMemEval instance file (../shared/data/...)")
+    p.add_argument("--limit", type=int, default=0, help="only the first N users")
+    p.add_argument("--workers", type=int, default=1, help="worker processes for the ingest")
+    p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
+    p.add_argument("--max-tokens", type=int, default=800)
+    p.add_argument("--context-questions", type=int, default=0,
+                   help="score the context block on the first N questions only (0: all)")
+    bench_dir = os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench")
+    p.add_argument("--out", default=os.path.join(bench_dir, "memory.json"))
+    p.add_argument("--png", default=os.path.join(bench_dir, "memory.png"))
+    p.set_defaults(fn=bench_memory)
     p = sub.add_parser("chroma-log", help="Chroma's CPU per write as users grow, with and "
                        "without memq's index on its write log")
     p.add_argument("--users", default="0,40,120,240")

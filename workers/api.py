@@ -153,60 +153,21 @@ class Client:
 
         return wiring.graph().audit(user_id, memory_id)
 
-    def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 10,
+    def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20,
                 now: datetime | None = None) -> str:
-        """A prompt-ready block: current facts, then the memories and dated turns most
-        relevant to ``query``, cut to about ``max_tokens`` (4 characters a token)."""
-        now = now or datetime.now(UTC)
-        facts = [f for f in self.facts(user_id)
-                 if f.get("invalid_at") is None and f.get("expired_at") is None]
-        return render_context(facts, self.search(user_id, query, k, now=now), max_tokens)
+        """A prompt-ready block from the k best hits for ``query``: the memories among them
+        (current, then no longer true), then the dated turns, most relevant first, cut to
+        about ``max_tokens`` (``pipeline.context``)."""
+        from memq.pipeline.context import render_context  # noqa: PLC0415
+
+        return render_context(self.search(user_id, query, k, now=now or datetime.now(UTC)),
+                              max_tokens)
 
     def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
         """Every store; the audit keeps content-free tombstones."""
         from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
         return forget_memory(user_id, memory_id) if memory_id else forget_user(user_id)
-
-
-def render_context(facts: Sequence[Mapping[str, Any]], hits: Sequence[Hit],
-                   max_tokens: int) -> str:
-    budget = max(0, max_tokens) * 4
-    lines: list[str] = []
-
-    def put(line: str) -> bool:
-        nonlocal budget
-        if len(line) + 1 > budget:
-            return False
-        lines.append(line)
-        budget -= len(line) + 1
-        return True
-
-    sections: list[tuple[str, list[str]]] = [
-        ("Known facts (current), by person:",
-         [f"- {'The user' if f['subject'] == 'user' else f['subject']}: "
-          f"{str(f['predicate']).replace('_', ' ')} {f['object']} (since {_day(f.get('valid_at'))})"
-          for f in sorted(facts, key=lambda f: (f["subject"] != "user", str(f["subject"])))]),
-        ("Relevant memories:",
-         [f"- {h.content} ({_day(h.event_at)}"
-          f"{', no longer true' if h.status == 'superseded' else ''})"
-          for h in hits if h.type == "memory"]),
-        ("Relevant past messages:",
-         [f"- [{_day(h.event_at)}] {h.speaker or h.role or 'user'}: {h.content}"
-          for h in hits if h.type == "episode"]),
-    ]
-    for title, rows in sections:
-        if rows and put(title):
-            for row in rows:
-                if not put(row):
-                    break
-    return "\n".join(lines)
-
-
-def _day(value: Any) -> str:
-    if isinstance(value, datetime):
-        return f"{value:%Y-%m-%d}"
-    return str(value)[:10] if value else "?"
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:

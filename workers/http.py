@@ -40,7 +40,7 @@ class ContextRequest(BaseModel):
     user_id: str
     query: str = Field(min_length=1)
     max_tokens: int = Field(default=800, ge=1, le=32_000)
-    k: int = Field(default=10, ge=1, le=100)
+    k: int = Field(default=20, ge=1, le=100)
 
 
 def _one_line(exc: Exception) -> str:

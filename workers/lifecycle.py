@@ -21,7 +21,7 @@ from celery import Task
 from memq.pipeline import jobs, lifecycle, recall
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
-from memq.schemas import IngestBatch, Turn, turn_ref
+from memq.schemas import IngestBatch, StoredMemory, Turn, turn_ref
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
 from memq.workers.settings import policy
@@ -144,7 +144,7 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
     log.info("lifecycle job", examined=result.examined, changed=result.changed)
 
 
-# -- search: rank by similarity x decay x confidence, and record the recall -------------------
+# -- search: BM25 and similarity fused, and the recall recorded -----------------------------
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
 
@@ -159,45 +159,51 @@ def _reads() -> ThreadPoolExecutor:
 
 def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
            ) -> list[Hit]:
-    """One ranked list of up to k memories and episodes (raw turns): memories by similarity x
-    decay x confidence, turns by similarity and by BM25, fused by reciprocal rank, each
-    under a relevance floor, turns that said what is no longer true demoted, or raised when the
-    question asks about the past (``pipeline.recall``). Superseded memories are found by BM25
-    only; archived memories are not recalled. ``record``:
-    the memories returned count as recalled (importance up, decay clock reset)."""
+    """One ranked list of up to k memories and episodes (raw turns): each found by BM25 and
+    by its vector's similarity, the two scores fused (``pipeline.recall.fuse``). The pools
+    are ``recall.POOL`` deep whatever k, so the list for k is the head of the list for any
+    larger k. Superseded memories are found by BM25 only; archived ones are not recalled.
+    ``record``: the memories returned count as recalled (importance up, decay clock reset)."""
     chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
     model = _user_model(user_id)
-    wide = max(k * 3, 20)
+    pool = max(k, recall.POOL)
     # the graph's part (both BM25 rankings and the superseded turns, one round trip) and the
     # dense ones are read at once: latency is the slowest read, not their sum
-    text = _reads().submit(graph.search_text, user_id, query, wide)
+    text = _reads().submit(graph.search_text, user_id, query, pool)
     vector = wiring.embedder_for(model).embed([query])[0]
-    dense_e = _reads().submit(chroma.search, user_id, vector, model, wide)
-    neighbors = chroma.nearest(user_id, vector, model, wide)
-    scored = sorted(((lifecycle.recall_score(n.similarity, n.memory, now, p), n)
-                     for n in neighbors), key=lambda sn: -sn[0])
-    memories = [(Hit(id=n.memory.id, type="memory", content=n.memory.content, score=score,
-                     event_at=n.memory.valid_at, created_at=n.memory.created_at,
-                     source_turn_ids=n.memory.source_turn_ids, kind=str(n.memory.kind),
-                     confidence=n.memory.confidence, status=str(n.memory.status)),
-                 n.similarity) for score, n in scored]
-    lexical = [(m, lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
-               for m, _ in text.result()[0]]
-    bm25_memories = [Hit(id=m.id, type="memory", content=m.content, score=weight,
-                         event_at=m.valid_at, created_at=m.created_at,
-                         source_turn_ids=m.source_turn_ids, kind=str(m.kind),
-                         confidence=m.confidence, status=str(m.status))
-                     for m, weight in lexical if weight > 0]
-    _, bm25_episodes, superseded = text.result()
-    hits = recall.fuse(memories, dense_e.result(), bm25_episodes, k,
-                       superseded=superseded, bm25_memories=bm25_memories,
+    dense_e = _reads().submit(chroma.search, user_id, vector, model, pool)
+    neighbors = chroma.nearest(user_id, vector, model, pool)
+    bm25_memories, bm25_episodes, superseded = text.result()
+    dense_episodes = dense_e.result()
+    # what one signal found, the other scores too: BM25's turns and memories get their cosine
+    near = {h.id: h.score for h in dense_episodes}
+    missing = [h.id for h in bm25_episodes if h.id not in near]
+    cos_e = _reads().submit(chroma.cosines, user_id, missing, vector, model)
+    near_m = {n.memory.id: n.similarity for n in neighbors}
+    cos_m = chroma.cosines(user_id, [m.id for m, _ in bm25_memories if m.id not in near_m],
+                           vector, model, memories=True)
+    near.update(cos_e.result())
+    near_m.update(cos_m)
+    episodes = [recall.Candidate(h, dense=h.score) for h in dense_episodes] + [
+        recall.Candidate(h, lexical=h.score, dense=near.get(h.id)) for h in bm25_episodes]
+    found = {n.memory.id: n.memory for n in neighbors} | {m.id: m for m, _ in bm25_memories}
+    lexical_m = {m.id: score for m, score in bm25_memories}
+    memories = [recall.Candidate(
+        _memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),
+        weight=lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
+        for m in found.values()]
+    hits = recall.fuse(episodes, memories, k, superseded=superseded,
                        past=recall.asks_about_past(query))
     recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
     if record and recalled:
-        _record_recall(user_id, [m for m in {**{n.memory.id: n.memory for _, n in scored},
-                                              **{m.id: m for m, _ in lexical}}.values()
-                                 if m.id in recalled], now)
+        _record_recall(user_id, [m for m in found.values() if m.id in recalled], now)
     return hits
+
+
+def _memory_hit(m: StoredMemory) -> Hit:
+    return Hit(id=m.id, type="memory", content=m.content, score=0.0, event_at=m.valid_at,
+               created_at=m.created_at, source_turn_ids=m.source_turn_ids, kind=str(m.kind),
+               confidence=m.confidence, status=str(m.status))
 
 
 def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:

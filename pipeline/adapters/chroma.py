@@ -33,8 +33,9 @@ from typing import Any, TypeVar
 import chromadb
 import chromadb.errors
 import httpx
+import numpy as np
 
-from memq.pipeline import ids
+from memq.pipeline import ids, recall
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
 from memq.schemas import StoredMemory, Turn, turn_ref
@@ -585,7 +586,9 @@ class ChromaStores:
             return 0
         keys = MEMORY_KEYS if base == MEMORIES else EPISODE_KEYS
         fields = [{**_unpack(d, m, keys), "embedding_model": model_id} for _, d, m in _rows(res)]
-        vectors = embed([str(f["content"]) for f in fields])
+        vectors = embed([str(f["content"]) if base == MEMORIES else recall.episode_text(
+            str(f["content"]), f.get("speaker") or f.get("role"),
+            _dt(f["event_at"]) or datetime.now(UTC)) for f in fields])
         self._write(base, model_id, user_id, lambda c: c.upsert(
             ids=res["ids"], embeddings=vectors, metadatas=[_pack(f, keys) for f in fields]))
         self._run(source, lambda c: c.delete(ids=res["ids"]), None)  # after: a crash repeats
@@ -673,6 +676,25 @@ class ChromaStores:
                 source_turn_ids=[f.get("ref") or f["turn_id"]],
                 role=f["role"], speaker=f.get("speaker") or None))
         return hits
+
+    def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
+                *, memories: bool = False) -> dict[str, float]:
+        """The exact cosine of ``vector`` to each of these records (episodes, or memories) that
+        the user has under ``model_id``, in one request: what a candidate found by BM25 alone
+        scores on the dense signal."""
+        col = self._lookup(self.collection_name(MEMORIES if memories else EPISODES, model_id,
+                                                user_id))
+        wanted = list(dict.fromkeys(record_ids))
+        if col is None or not wanted:
+            return {}
+        res = self._run(col, lambda c: c.get(ids=wanted, include=["embeddings"]), None)
+        if not res or not len(res["ids"]):
+            return {}
+        q = np.asarray(vector, dtype=np.float32)
+        q /= float(np.linalg.norm(q)) or 1.0
+        m = np.asarray(res["embeddings"], dtype=np.float32)
+        m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+        return {str(i): float(c) for i, c in zip(res["ids"], m @ q, strict=True)}
 
     def count_episodes(self, user_id: str) -> int:
         return sum(self._each(EPISODES, user_id, lambda c: c.count()))

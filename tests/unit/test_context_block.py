@@ -1,12 +1,12 @@
-"""The context block an agent reads: current facts by person, memories (a superseded one says
-so), dated turns, within the budget."""
+"""The context block an agent reads: only what the search ranked, current apart from no longer
+true, dated turns with who said them (and the turn before when known), within the budget."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memq.pipeline.context import render_context
 from memq.pipeline.ports import Hit
-from memq.workers.api import render_context
 
 AT = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -16,23 +16,31 @@ def _memory(content: str, status: str) -> Hit:
                created_at=AT, source_turn_ids=["s1/t1"], status=status)
 
 
-def test_superseded_memories_say_so_and_the_budget_holds() -> None:
-    facts = [{"subject": "Maria", "predicate": "lives_in", "object": "Porto", "valid_at": AT},
-             {"subject": "user", "predicate": "works_at", "object": "Globex", "valid_at": AT}]
-    turn = Hit(id="e1", type="episode", content="I live in Vienna these days.", score=0.1,
-               event_at=AT, created_at=AT, source_turn_ids=["s1/t1"], role="user",
-               speaker="Maria")
+def _turn(hit_id: str, content: str, speaker: str | None = "Maria") -> Hit:
+    return Hit(id=hit_id, type="episode", content=content, score=0.1, event_at=AT,
+               created_at=AT, source_turn_ids=[f"s1/{hit_id}"], role="user", speaker=speaker)
+
+
+def test_current_apart_from_superseded_then_dated_turns_and_the_budget_holds() -> None:
+    turn = _turn("t2", "I live in Porto these days.")
     hits = [_memory("Maria lives in Porto.", "current"),
             _memory("Maria lives in Vienna.", "superseded"), turn]
-    block = render_context(facts, hits, max_tokens=800)
+    asked = _turn("t1", "Where do you live now?", "Ana")
+    block = render_context(hits, max_tokens=800, before={"t2": asked})
     assert block.splitlines() == [
-        "Known facts (current), by person:",
-        "- The user: works at Globex (since 2026-03-01)",
-        "- Maria: lives in Porto (since 2026-03-01)",
-        "Relevant memories:",
-        "- Maria lives in Porto. (2026-03-01)",
-        "- Maria lives in Vienna. (2026-03-01, no longer true)",
-        "Relevant past messages:",
-        "- [2026-03-01] Maria: I live in Vienna these days."]
-    short = render_context(facts, hits, max_tokens=20)
-    assert len(short) <= 80 and short.startswith("Known facts")
+        "What is known (current):",
+        "- Maria lives in Porto. (since 2026-03-01)",
+        "No longer true:",
+        "- Maria lives in Vienna. (stated 2026-03-01)",
+        "Past messages, most relevant first:",
+        "- [2026-03-01] Maria: I live in Porto these days.",
+        "  (before it) [2026-03-01] Ana: Where do you live now?"]
+    short = render_context(hits, max_tokens=20)
+    assert len(short) <= 80 and short.startswith("What is known")
+    assert render_context([], max_tokens=800) == ""
+
+
+def test_a_turn_already_listed_is_not_repeated_as_the_one_before() -> None:
+    first, second = _turn("t1", "Did you move?", "Ana"), _turn("t2", "Yes, to Porto.")
+    block = render_context([second, first], max_tokens=800, before={"t2": first})
+    assert block.count("Did you move?") == 1

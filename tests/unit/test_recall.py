@@ -1,61 +1,143 @@
-"""Hybrid recall's pure parts: the Lucene query a user's text becomes, and rank fusion."""
+"""Hybrid recall's pure parts: the Lucene query a user's text becomes, what a turn is indexed
+and embedded as, and the score-aware fusion."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from memq.pipeline.ports import Hit
-from memq.pipeline.recall import Floors, asks_about_past, fuse, lucene_query, user_key
+from memq.pipeline.recall import (
+    Candidate,
+    Weights,
+    asks_about_past,
+    episode_text,
+    fuse,
+    lucene_query,
+    search_text,
+    user_key,
+)
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-def _hit(hit_id: str, kind: str = "episode", score: float = 0.5, ref: str = "s/t") -> Hit:
-    return Hit(id=hit_id, type=kind, content=hit_id, score=score, event_at=AT,  # type: ignore[arg-type]
-               created_at=AT, source_turn_ids=[ref])
+def _hit(hit_id: str, kind: str = "episode", ref: str = "s/t", status: str | None = None,
+         role: str = "user") -> Hit:
+    return Hit(id=hit_id, type=kind, content=hit_id, score=0.0, event_at=AT,  # type: ignore[arg-type]
+               created_at=AT, source_turn_ids=[ref], status=status, role=role)
+
+
+def _ep(hit_id: str, lexical: float | None = None, dense: float | None = None,
+        **kw: str) -> Candidate:
+    return Candidate(_hit(hit_id, ref=f"s/{hit_id}", **kw), lexical=lexical, dense=dense)
+
+
+def _mem(hit_id: str, lexical: float | None = None, dense: float | None = None,
+         ref: str = "s/m", status: str = "current", weight: float = 1.0) -> Candidate:
+    return Candidate(_hit(hit_id, "memory", ref=ref, status=status), lexical=lexical,
+                     dense=dense, weight=weight)
+
+
+def _ids(hits: list[Hit]) -> list[str]:
+    return [h.id for h in hits]
 
 
 def test_user_text_cannot_change_the_query() -> None:
     q = lucene_query("u1", 'where: "Maria" AND (works*) OR NOT user_key:u0 ~2 \\ -x')
     words = "where maria and works or not user_key u0 2 x"
-    assert q == f"+user_key:{user_key('u1')} +(text:({words}) speaker:({words}))"
+    assert q == f"+user_key:{user_key('u1')} +search_text:({words})"
+    assert lucene_query("u1", "where", field="text+speaker") == (
+        f"+user_key:{user_key('u1')} +(text:(where) speaker:(where))")
     assert lucene_query("u1", "?? !! --") is None
     assert "上海工作" in (lucene_query("u1", "李娜在上海工作吗？") or "")
+    assert lucene_query("u1", "李娜住在哪里", field="content") == (
+        f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")
 
 
 def test_user_keys_are_one_token_and_differ() -> None:
     assert user_key("a").isalnum() and user_key("a") != user_key("b")
 
 
-def test_fusion_rewards_agreement_and_applies_floors() -> None:
-    both = _hit("e-both", score=0.6, ref="s/1")
-    hits = fuse([(_hit("m-near", "memory", ref="s/2"), 0.62),
-                 (_hit("m-noise", "memory", ref="s/3"), 0.2)],
-                [both, _hit("e-weak", score=0.1, ref="s/4")],
-                [_hit("e-bm25", ref="s/5"), both], k=10)
-    ids = [h.id for h in hits]
-    assert ids[0] == "e-both"  # in two rankings
-    assert "m-noise" not in ids and "e-weak" not in ids  # under the floors
-    assert set(ids) == {"e-both", "m-near", "e-bm25"}
-    assert hits[0].score > hits[1].score
+def test_a_turn_is_embedded_with_who_and_when_and_indexed_with_the_turn_before() -> None:
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert episode_text("I ran a charity race.", "Melanie", when) == (
+        "Melanie on 8 May 2023: I ran a charity race.")
+    assert episode_text("hi", None, when) == "On 8 May 2023: hi"
+    assert search_text("Yes, last Sunday.", "Melanie", "Did you run?") == (
+        "Melanie Yes, last Sunday. Did you run?")
+    assert search_text("Hello", None, None) == "Hello"
+    assert search_text("Thanks!", None, "x" * 500 + " Any questions?").endswith(
+        "x" * 185 + " Any questions?")
+    assert len(search_text("Thanks!", None, "x" * 500)) == len("Thanks! ") + 200
 
 
-def test_superseded_turns_come_after_current_ones() -> None:
-    old, new = _hit("e-old", score=0.7, ref="s1/t1"), _hit("e-new", score=0.6, ref="s2/t1")
-    hits = fuse([], [old, new], [old, new], k=2, superseded={"s1/t1"})
-    assert [h.id for h in hits] == ["e-new", "e-old"]
+def test_a_strong_signal_keeps_its_lead() -> None:
+    """Rank fusion let two weak lists outvote one strong one; scores do not: the turn BM25
+    puts far ahead stays first though the dense list ranks two others above it."""
+    filler = [_ep(f"f{i}", dense=0.1) for i in range(5)]
+    hits = fuse([_ep("strong", lexical=12.0, dense=0.50),
+                 _ep("weak1", lexical=1.0, dense=0.60), _ep("weak2", lexical=1.5, dense=0.58),
+                 *filler], [], k=3)
+    assert _ids(hits)[0] == "strong"
+    assert hits[0].score > hits[1].score >= hits[2].score
 
 
-def test_a_question_about_the_past_raises_what_was_superseded() -> None:
-    old, new = _hit("e-old", score=0.6, ref="s1/t1"), _hit("e-new", score=0.7, ref="s2/t1")
-    was = Hit(id="m-old", type="memory", content="Maria lives in Vienna.", score=1.0,
-              event_at=AT, created_at=AT, source_turn_ids=["s1/t1"], status="superseded")
-    now = _hit("m-new", "memory", ref="s2/t1")
-    args = ([(now, 0.7)], [new, old], [new, old])
-    assert [h.id for h in fuse(*args, k=4, superseded={"s1/t1"}, bm25_memories=[was])][:2] \
-        == ["m-new", "e-new"]
-    past = fuse(*args, k=4, superseded={"s1/t1"}, bm25_memories=[was], past=True)
-    assert {h.id for h in past[:2]} == {"e-old", "m-old"}
+def test_either_signal_alone_ranks_as_it_would() -> None:
+    dense_only = [_ep(f"e{i}", dense=0.9 - i / 10) for i in range(5)]
+    assert _ids(fuse(dense_only, [], k=5)) == ["e0", "e1", "e2", "e3", "e4"]
+    lexical_only = [_ep(f"e{i}", lexical=10.0 - i) for i in range(5)]
+    assert _ids(fuse(lexical_only, [], k=5)) == ["e0", "e1", "e2", "e3", "e4"]
+
+
+def test_found_twice_is_one_candidate_with_both_signals() -> None:
+    both = [_ep("a", lexical=5.0), _ep("a", dense=0.6), _ep("b", dense=0.6), _ep("c", lexical=5.0)]
+    hits = fuse(both, [], k=5)
+    assert _ids(hits)[0] == "a" and sorted(_ids(hits)) == ["a", "b", "c"]
+
+
+def test_the_list_for_k_is_the_head_of_the_list_for_more() -> None:
+    eps = [_ep(f"e{i}", lexical=float(i % 7), dense=0.2 + (i * 37 % 11) / 20) for i in range(40)]
+    mems = [_mem(f"m{i}", dense=0.3 + i / 20, ref=f"s/e{i}") for i in range(8)]
+    full = _ids(fuse(eps, mems, k=30))
+    for k in (1, 3, 5, 10, 20):
+        assert _ids(fuse(eps, mems, k=k)) == full[:k]
+
+
+def test_memories_take_at_most_one_place_in_three() -> None:
+    mems = [_mem(f"m{i}", dense=0.9, lexical=9.0) for i in range(6)]
+    eps = [_ep(f"e{i}", dense=0.5, lexical=1.0) for i in range(6)]
+    kinds = [h.type for h in fuse(eps, mems, k=9)]
+    assert kinds == ["memory", "episode", "episode"] * 3
+    assert [h.type for h in fuse([], mems, k=3)] == ["memory"] * 3  # nothing else: all of them
+
+
+def test_superseded_comes_after_current_unless_the_past_is_asked_for() -> None:
+    eps = [_ep("said-old", lexical=5.0, dense=0.6), _ep("said-new", lexical=4.8, dense=0.6)]
+    old = _mem("m-old", lexical=6.0, dense=0.6, ref="s/said-old", status="superseded")
+    new = _mem("m-new", lexical=5.5, dense=0.6, ref="s/said-new")
+    superseded = {"s/said-old"}
+    assert _ids(fuse(eps, [old, new], k=4, superseded=superseded))[:2] == ["m-new", "said-new"]
+    past = _ids(fuse(eps, [old, new], k=4, superseded=superseded, past=True))
+    assert past[0] == "m-old" and past.index("said-old") < past.index("said-new")
+
+
+def test_what_the_assistant_said_weighs_less() -> None:
+    eps = [_ep("assistant", lexical=5.0, dense=0.6, role="assistant"),
+           _ep("person", lexical=4.8, dense=0.6)]
+    assert _ids(fuse(eps, [], k=2)) == ["person", "assistant"]
+
+
+def test_a_decayed_unsure_memory_and_a_far_one_weigh_less() -> None:
+    sure, unsure = _mem("sure", dense=0.6, weight=1.0), _mem("unsure", dense=0.6, weight=0.2)
+    eps = [_ep(f"e{i}", dense=0.1 + i / 10) for i in range(5)]
+    ranked = _ids(fuse(eps, [unsure, sure], k=7, weights=Weights(memory_every=1)))
+    assert ranked[0] == "sure" and ranked.index("unsure") > ranked.index("e4")
+    far = _mem("far", dense=0.1)
+    assert fuse([_ep("e", dense=0.5)], [far], k=2)[1].score == 0.0  # under the memory floor
+
+
+def test_nothing_in_nothing_out() -> None:
+    assert fuse([], [], k=5) == []
+    assert fuse([_ep("e", dense=0.5)], [], k=0) == []
 
 
 def test_questions_about_the_past_are_told_apart() -> None:
@@ -67,25 +149,3 @@ def test_questions_about_the_past_are_told_apart() -> None:
               "What app does Maria use to take notes?",
               "李娜现在住在哪里？", "王伟最喜欢的茶是什么？", "Who is visiting Maria soon?"):
         assert not asks_about_past(q), q
-
-
-def test_k_bounds_the_one_list() -> None:
-    eps = [_hit(f"e{i}", score=0.9) for i in range(30)]
-    assert len(fuse([], eps, [], k=5, floors=Floors())) == 5
-
-
-def test_a_memory_shares_its_source_turns_bm25_evidence() -> None:
-    memory = _hit("m", "memory", ref="s1/t1")
-    source = _hit("e-source", ref="s1/t1")
-    said = Hit(id="e-assistant", type="episode", content="You work at Initech.", score=0.31,
-               event_at=AT, created_at=AT, source_turn_ids=["s1/t9"], role="assistant")
-    hits = fuse([(memory, 0.73)], [said, source], [source, said], k=3)
-    assert [h.id for h in hits][:2] == ["m", "e-source"]
-
-
-def test_memories_found_by_bm25_alone_are_ranked_too() -> None:
-    lexical = _hit("m-bm25", "memory", ref="s/9")
-    hits = fuse([], [], [], k=3, bm25_memories=[lexical])
-    assert [h.id for h in hits] == ["m-bm25"]
-    assert lucene_query("u1", "李娜住在哪里", field="content") == (
-        f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")

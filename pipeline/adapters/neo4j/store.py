@@ -327,11 +327,13 @@ class Neo4jGraph:
             return 0
         key = recall.user_key(user_id)
         rows = []
-        for t in turns:
+        for i, t in enumerate(turns):
             ref = turn_ref(session_id, t.turn_id)
+            previous = turns[i - 1].content if i else None  # the turn it may reply to
             rows.append({"id": ids.episode_id(user_id, ref), "props": {
                 "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
                 "text": t.content, "role": t.role, "speaker": t.speaker,
+                "search_text": recall.search_text(t.content, t.speaker, previous),
                 "event_at": _iso(t.timestamp), "created_at": _iso(now)}})
         self._run("add_episodes", episodes=rows)
         return len(rows)
@@ -346,9 +348,12 @@ class Neo4jGraph:
                 cypher("delete_episodes"), user_id=user_id, ids=wanted).single())
         return int(record["n"]) if record else 0
 
-    def search_episodes(self, user_id: str, query: str, k: int) -> list[Hit]:
-        """Up to k of the user's raw turns by BM25 (Lucene); none for a query of no words."""
-        lucene = recall.lucene_query(user_id, query)
+    def search_episodes(self, user_id: str, query: str, k: int, *,
+                        field: str = "search_text") -> list[Hit]:
+        """Up to k of the user's raw turns by BM25 (Lucene); none for a query of no words.
+        ``field``: as searched (``search_text``), or ``text`` / ``text+speaker`` for plain
+        keyword search over the raw turns (the benchmarks' baseline)."""
+        lucene = recall.lucene_query(user_id, query, field=field)
         if lucene is None:
             return []
         return [_episode_hit(r) for r in

@@ -1,6 +1,6 @@
 // BM25 over one user's raw turns: $query already requires the user's key (Neo4jGraph).
 // Times as ISO strings (cheaper for the driver than temporal values).
-CALL db.index.fulltext.queryNodes('memq_episode_bm25', $query, {limit: $k})
+CALL db.index.fulltext.queryNodes('memq_episode_bm25_v2', $query, {limit: $k})
 YIELD node, score
 WHERE node.user_id = $user_id
 RETURN node.id AS id, node.text AS text, node.role AS role, node.speaker AS speaker,

@@ -19,8 +19,12 @@ CREATE INDEX memq_episode_user IF NOT EXISTS FOR (e:Episode) ON (e.user_id);
 // "visit") and splits Chinese into single characters, which BM25 weighs by rarity.
 DROP INDEX memq_episode_text IF EXISTS;
 DROP INDEX memq_memory_text IF EXISTS;
-CREATE FULLTEXT INDEX memq_episode_bm25 IF NOT EXISTS FOR (e:Episode)
-  ON EACH [e.text, e.user_key, e.speaker]
+DROP INDEX memq_episode_bm25 IF EXISTS;
+CREATE FULLTEXT INDEX memq_episode_bm25_v2 IF NOT EXISTS FOR (e:Episode)
+  ON EACH [e.search_text, e.text, e.user_key, e.speaker]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+// turns stored before search_text existed: speaker and text (the turn before is not known)
+MATCH (e:Episode) WHERE e.search_text IS NULL
+CALL { WITH e SET e.search_text = coalesce(e.speaker + ' ', '') + e.text } IN TRANSACTIONS OF 5000 ROWS;
 CREATE FULLTEXT INDEX memq_memory_bm25 IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.user_key]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}

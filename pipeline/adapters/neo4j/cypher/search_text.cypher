@@ -15,7 +15,7 @@ CALL {
     last_accessed_at: toString(node.last_accessed_at)}}) AS memories
 }
 CALL {
-  CALL db.index.fulltext.queryNodes('memq_episode_bm25', $episode_query, {limit: $k})
+  CALL db.index.fulltext.queryNodes('memq_episode_bm25_v2', $episode_query, {limit: $k})
   YIELD node, score
   WHERE node.user_id = $user_id
   RETURN collect({id: node.id, text: node.text, role: node.role, speaker: node.speaker,

@@ -1,0 +1,64 @@
+"""The context block an agent puts in its prompt, pure: from one ranked search list.
+
+Only what the search ranked for the query (never every fact of the user): the memories among
+the hits, what is current apart from what is no longer true, then the raw turns, most
+relevant first, each with its date and who said it, and the turn before it when that fits
+(an answer is often a reply). Cut to the budget at line ends: ~4 characters a token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from memq.pipeline.ports import Hit
+
+CHARS_PER_TOKEN = 4
+
+
+def _day(value: datetime) -> str:
+    return f"{value:%Y-%m-%d}"
+
+
+def _turn(hit: Hit) -> str:
+    return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {hit.content}"
+
+
+def render_context(hits: Sequence[Hit], max_tokens: int, *,
+                   before: Mapping[str, Hit] | None = None) -> str:
+    """The block for ``hits`` (a search's list, best first) within ``max_tokens``.
+    ``before``: a turn's preceding turn in its session, by the turn's id, shown under it when
+    it is not in the list itself."""
+    budget = max(0, max_tokens) * CHARS_PER_TOKEN
+    lines: list[str] = []
+
+    def put(line: str) -> bool:
+        nonlocal budget
+        if len(line) + 1 > budget:
+            return False
+        lines.append(line)
+        budget -= len(line) + 1
+        return True
+
+    current = [h for h in hits if h.type == "memory" and h.status != "superseded"]
+    old = [h for h in hits if h.type == "memory" and h.status == "superseded"]
+    turns = [h for h in hits if h.type == "episode"]
+    listed = {h.id for h in turns}
+    sections: list[tuple[str, list[str]]] = [
+        ("What is known (current):", [f"- {h.content} (since {_day(h.event_at)})"
+                                      for h in current]),
+        ("No longer true:", [f"- {h.content} (stated {_day(h.event_at)})" for h in old]),
+    ]
+    for title, rows in sections:
+        if rows and put(title):
+            for row in rows:
+                if not put(row):
+                    break
+    if turns and put("Past messages, most relevant first:"):
+        for hit in turns:
+            if not put(f"- {_turn(hit)}"):
+                break
+            prior = (before or {}).get(hit.id)
+            if prior is not None and prior.id not in listed:
+                put(f"  (before it) {_turn(prior)}")
+    return "\n".join(lines)
