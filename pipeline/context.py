@@ -14,10 +14,11 @@ from datetime import datetime
 from memq.pipeline.ports import Hit
 
 CHARS_PER_TOKEN = 4
+BEFORE_TOP = 3  # the turn before is shown for the best turns only
 
 
 def _day(value: datetime) -> str:
-    return f"{value:%Y-%m-%d}"
+    return f"{value.day} {value:%b %Y}"  # "8 May 2023": as people (and questions) say dates
 
 
 def _turn(hit: Hit) -> str:
@@ -55,10 +56,10 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
                 if not put(row):
                     break
     if turns and put("Past messages, most relevant first:"):
-        for hit in turns:
+        for n, hit in enumerate(turns):
             if not put(f"- {_turn(hit)}"):
                 break
-            prior = (before or {}).get(hit.id)
+            prior = (before or {}).get(hit.id) if n < BEFORE_TOP else None
             if prior is not None and prior.id not in listed:
                 put(f"  (before it) {_turn(prior)}")
     return "\n".join(lines)

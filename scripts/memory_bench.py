@@ -197,7 +197,8 @@ KS = (5, 10, 20)
 def _bm25_block(hits: Sequence[Any], budget: int) -> str:
     """The top BM25 turns, dated and named, cut to ``budget`` characters: what a plain
     keyword search would put in the prompt."""
-    lines = [f"[{h.event_at:%Y-%m-%d}] {h.speaker or h.role}: {h.content}" for h in hits]
+    lines = [f"[{h.event_at.day} {h.event_at:%b %Y}] {h.speaker or h.role}: {h.content}"
+             for h in hits]
     return "\n".join(lines)[:budget]
 
 
@@ -238,7 +239,8 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
             ranked["bm25"] = graph.search_episodes(conv.user_id, q.text, k_max, field="text")
             ranked["bm25+speaker"] = graph.search_episodes(conv.user_id, q.text, k_max,
                                                            field="text+speaker")
-            row: dict[str, Any] = {"user": conv.user_id, "category": q.category}
+            row: dict[str, Any] = {"user": conv.user_id, "category": q.category,
+                                   "ids": [h.id for h in ranked["memq"]]}
             for name, hits in ranked.items():
                 for k in KS:
                     row[f"{name} R@{k}"] = recall_at(hits, q.gold, k) if q.gold else None
@@ -249,7 +251,13 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
                 row[f"{name} memories@10"] = sum(h.type == "memory" for h in hits[:10])
             rows.append(row)
     context = _context_rates(convs, client, graph, args.max_tokens, args.context_questions, now)
+    # once done, the same question must get the same list: asked again, minutes later
+    questions = [(c.user_id, q.text) for c in convs for q in c.questions]
+    moved = sum([h.id for h in search(user, text, k_max, now)] != row["ids"]
+                for (user, text), row in zip(questions, rows, strict=True))
     report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
+    report["moved_lists"] = {"moved": moved, "of": len(rows)}
+    print(f"lists that moved when asked again after the first pass: {moved} of {len(rows)}")
     _print(report, systems)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))

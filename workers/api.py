@@ -159,9 +159,11 @@ class Client:
         (current, then no longer true), then the dated turns, most relevant first, cut to
         about ``max_tokens`` (``pipeline.context``)."""
         from memq.pipeline.context import render_context  # noqa: PLC0415
+        from memq.workers import wiring  # noqa: PLC0415
 
-        return render_context(self.search(user_id, query, k, now=now or datetime.now(UTC)),
-                              max_tokens)
+        hits = self.search(user_id, query, k, now=now or datetime.now(UTC))
+        before = wiring.graph().turns_before(user_id, [h.id for h in hits if h.type == "episode"])
+        return render_context(hits, max_tokens, before=before)
 
     def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
         """Every store; the audit keeps content-free tombstones."""

@@ -29,12 +29,12 @@ def test_current_apart_from_superseded_then_dated_turns_and_the_budget_holds() -
     block = render_context(hits, max_tokens=800, before={"t2": asked})
     assert block.splitlines() == [
         "What is known (current):",
-        "- Maria lives in Porto. (since 2026-03-01)",
+        "- Maria lives in Porto. (since 1 Mar 2026)",
         "No longer true:",
-        "- Maria lives in Vienna. (stated 2026-03-01)",
+        "- Maria lives in Vienna. (stated 1 Mar 2026)",
         "Past messages, most relevant first:",
-        "- [2026-03-01] Maria: I live in Porto these days.",
-        "  (before it) [2026-03-01] Ana: Where do you live now?"]
+        "- [1 Mar 2026] Maria: I live in Porto these days.",
+        "  (before it) [1 Mar 2026] Ana: Where do you live now?"]
     short = render_context(hits, max_tokens=20)
     assert len(short) <= 80 and short.startswith("What is known")
     assert render_context([], max_tokens=800) == ""

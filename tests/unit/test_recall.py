@@ -62,12 +62,12 @@ def test_a_turn_is_embedded_with_who_and_when_and_indexed_with_the_turn_before()
     assert episode_text("I ran a charity race.", "Melanie", when) == (
         "Melanie on 8 May 2023: I ran a charity race.")
     assert episode_text("hi", None, when) == "On 8 May 2023: hi"
-    assert search_text("Yes, last Sunday.", "Melanie", "Did you run?") == (
-        "Melanie Yes, last Sunday. Did you run?")
-    assert search_text("Hello", None, None) == "Hello"
-    assert search_text("Thanks!", None, "x" * 500 + " Any questions?").endswith(
-        "x" * 185 + " Any questions?")
-    assert len(search_text("Thanks!", None, "x" * 500)) == len("Thanks! ") + 200
+    assert search_text("Yes, last Sunday.", "Melanie", "Did you run?", when) == (
+        "Melanie Yes, last Sunday. Did you run? 8 May 2023")
+    assert search_text("Hello", None, None, when) == "Hello 8 May 2023"
+    assert search_text("Thanks!", None, "x" * 500 + " Any questions?", when).endswith(
+        "x" * 185 + " Any questions? 8 May 2023")
+    assert len(search_text("Thanks!", None, "x" * 500, when)) == len("Thanks!  8 May 2023") + 200
 
 
 def test_a_strong_signal_keeps_its_lead() -> None:

@@ -333,7 +333,7 @@ class Neo4jGraph:
             rows.append({"id": ids.episode_id(user_id, ref), "props": {
                 "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
                 "text": t.content, "role": t.role, "speaker": t.speaker,
-                "search_text": recall.search_text(t.content, t.speaker, previous),
+                "search_text": recall.search_text(t.content, t.speaker, previous, t.timestamp),
                 "event_at": _iso(t.timestamp), "created_at": _iso(now)}})
         self._run("add_episodes", episodes=rows)
         return len(rows)
@@ -375,6 +375,13 @@ class Neo4jGraph:
         episodes = [_episode_hit(r)
                     for r in sorted(row["episodes"], key=lambda r: -r["score"])]
         return memories, episodes, {str(ref) for ref in row["superseded"]}
+
+    def turns_before(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Hit]:
+        """The turn before each of these episodes in its session, by the episode's id."""
+        if not episode_ids:
+            return {}
+        return {str(r["of"]): _episode_hit(r)
+                for r in self._run("turns_before", user_id=user_id, ids=list(episode_ids))}
 
     def superseded_sources(self, user_id: str) -> set[str]:
         """Turn refs that said what is no longer true (sources of superseded memories)."""
