@@ -89,6 +89,7 @@ class Hit:
     status: str | None = None
     role: str | None = None
     speaker: str | None = None  # an episode's named speaker
+    neighbors: tuple[str, ...] = ()  # an episode's: the ids of the turns before and after it
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Every candidate (a raw turn, or a memory) carries up to two signals for the query:
 
 * **lexical**: its BM25 score (Lucene's, through Neo4j's full-text index: :func:`lucene_query`);
-  a turn is indexed with its speaker and the turn before it (:func:`search_text`: an answer is
-  often a reply, and the question it answers holds the words);
+  a turn is indexed with its speaker, the end of the turn before it and its date
+  (:func:`search_text`: an answer is often a reply, and the question it answers holds the
+  words);
 * **dense**: the cosine of its vector to the query's; a turn is embedded with its speaker and
   its date (:func:`episode_text`).
 
@@ -14,12 +15,14 @@ calibrated on the public dev sets: ``scripts/bench memory``). Rank fusion (RRF) 
 veto a strong one -- rank 1 in one list (1/61) lost to rank 30 in two (2/90) -- and fell below
 BM25 alone; a weighted sum of normalised scores keeps a strong signal's lead.
 
-Then, in this order: a memory is worth a little less as it decays and the less sure it was
-(``0.5 + 0.5 × decay × confidence``); what is no longer true (a superseded memory, a turn that
-stated one) is demoted -- or raised when the question asks about the past
+Each score is then weighed: a memory is worth a little less as it decays and the less sure it
+was (``0.5 + 0.5 × decay × confidence``); what is no longer true (a superseded memory, a turn
+that stated one) is demoted -- or raised when the question asks about the past
 (:func:`asks_about_past`); what the assistant said is weaker evidence than what a person said.
-Memories take at most one place in ``Weights.memory_every`` (they distil the turns, they must
-not crowd them out). The list for k is the first k of the list for any larger k.
+Last, a turn gains a tenth of the scores of the turns next to it that are in the pool
+(``Weights.neighbor``): the evidence of an exchange is often spread over a question and its
+answer. Memories take at most one place in ``Weights.memory_every`` (they distil the turns,
+they must not crowd them out). The list for k is the first k of the list for any larger k.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Weights:
     superseded_factor: float = 0.6  # a superseded memory, a turn whose statement was superseded
     past_factor: float = 1.5  # the same, when the question asks about the past
     assistant_factor: float = 0.85  # what the assistant said is weaker evidence
+    neighbor: float = 0.1  # a turn gains this share of its neighbours' scores (in the pool)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,13 @@ def search_text(content: str, speaker: str | None, previous: str | None,
     return " ".join(part for part in (speaker, content, tail, _day(when)) if part)
 
 
+def neighbors(episode_ids: Sequence[str]) -> list[list[str]]:
+    """For each turn of a batch (in order), the ids of the turns before and after it: stored
+    with the turn, so a search can let a turn's neighbours share its evidence."""
+    return [[*episode_ids[max(0, i - 1):i], *episode_ids[i + 1:i + 2]]
+            for i in range(len(episode_ids))]
+
+
 def _merged(candidates: Sequence[Candidate]) -> dict[str, Candidate]:
     """One candidate per id, with each signal it was found by (the best, if found twice)."""
     out: dict[str, Candidate] = {}
@@ -167,6 +178,12 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
         return s
 
     scored = {i: score(c) for i, c in items.items()}
+    if weights.neighbor:  # a turn next to strong evidence is likely part of it
+        own = dict(scored)
+        for i, c in items.items():
+            if c.hit.type == "episode":
+                scored[i] += weights.neighbor * sum(own.get(j, 0.0) for j in c.hit.neighbors
+                                                    if j in items)
     order = sorted(scored, key=lambda i: (-scored[i], items[i].hit.type != "memory", i))
     chosen: list[str] = []
     deferred: list[str] = []  # memories past their share, in order: they come back later

@@ -159,12 +159,12 @@ def memory_from(record_id: str, document: str | None, meta: dict[str, Any]) -> S
 
 
 def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
-                     now: datetime) -> dict[str, Any]:
+                     now: datetime, neighbors: Sequence[str] = ()) -> dict[str, Any]:
     return _pack({
         "content": turn.content, "user_id": user_id, "session_id": session_id,
         "turn_id": turn.turn_id, "ref": turn_ref(session_id, turn.turn_id), "role": turn.role,
         "event_at": _ts(turn.timestamp), "created_at": _ts(now), "embedding_model": model_id,
-        "speaker": turn.speaker or "", "metadata": turn.metadata,
+        "speaker": turn.speaker or "", "metadata": turn.metadata, "neighbors": list(neighbors),
     }, EPISODE_KEYS)
 
 
@@ -634,9 +634,11 @@ class ChromaStores:
         if not turns:
             return 0
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
+        around = recall.neighbors(episode_ids)
         self._write(EPISODES, model_id, user_id, lambda c: c.upsert(
             ids=episode_ids, embeddings=list(vectors),
-            metadatas=[episode_metadata(user_id, session_id, t, model_id, now) for t in turns]))
+            metadatas=[episode_metadata(user_id, session_id, t, model_id, now, near)
+                       for t, near in zip(turns, around, strict=True)]))
         return len(turns)
 
     def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
@@ -674,7 +676,8 @@ class ChromaStores:
                 event_at=_dt(f["event_at"]) or datetime.min.replace(tzinfo=UTC),
                 created_at=_dt(f["created_at"]) or datetime.min.replace(tzinfo=UTC),
                 source_turn_ids=[f.get("ref") or f["turn_id"]],
-                role=f["role"], speaker=f.get("speaker") or None))
+                role=f["role"], speaker=f.get("speaker") or None,
+                neighbors=tuple(f.get("neighbors") or ())))
         return hits
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,

@@ -3,6 +3,7 @@ and embedded as, and the score-aware fusion."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from memq.pipeline.ports import Hit
@@ -13,6 +14,7 @@ from memq.pipeline.recall import (
     episode_text,
     fuse,
     lucene_query,
+    neighbors,
     search_text,
     user_key,
 )
@@ -149,3 +151,18 @@ def test_questions_about_the_past_are_told_apart() -> None:
               "What app does Maria use to take notes?",
               "李娜现在住在哪里？", "王伟最喜欢的茶是什么？", "Who is visiting Maria soon?"):
         assert not asks_about_past(q), q
+
+
+def test_a_turn_next_to_strong_evidence_gains_a_share_of_it() -> None:
+    assert neighbors(["a", "b", "c"]) == [["b"], ["a", "c"], ["b"]]
+    assert neighbors([]) == []
+
+    def ep(hit_id: str, dense: float, near: tuple[str, ...]) -> Candidate:
+        return Candidate(replace(_hit(hit_id, ref=f"s/{hit_id}"), neighbors=near), dense=dense)
+
+    far = [ep(f"f{i}", 0.1, ()) for i in range(4)]
+    pool = [ep("answer", 0.8, ("reply",)), ep("reply", 0.5, ("answer",)),
+            ep("alone", 0.52, ()), *far]
+    ranked = _ids(fuse(pool, [], k=3))
+    assert ranked == ["answer", "reply", "alone"]
+    assert _ids(fuse(pool, [], k=3, weights=Weights(neighbor=0.0))) == ["answer", "alone", "reply"]

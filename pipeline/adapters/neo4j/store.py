@@ -69,7 +69,7 @@ def _episode_hit(r: dict[str, Any]) -> Hit:
     return Hit(id=r["id"], type="episode", content=r["text"], score=float(r["score"]),
                event_at=_time(r["event_at"]), created_at=_time(r["created_at"]),
                source_turn_ids=[r["ref"]],
-               role=r["role"], speaker=r["speaker"])
+               role=r["role"], speaker=r["speaker"], neighbors=tuple(r.get("neighbors") or ()))
 
 
 _TIMES = frozenset({"valid_at", "invalid_at", "created_at", "updated_at", "expires_at",
@@ -327,13 +327,15 @@ class Neo4jGraph:
             return 0
         key = recall.user_key(user_id)
         rows = []
-        for i, t in enumerate(turns):
+        episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
+        for i, (t, near) in enumerate(zip(turns, recall.neighbors(episode_ids), strict=True)):
             ref = turn_ref(session_id, t.turn_id)
             previous = turns[i - 1].content if i else None  # the turn it may reply to
-            rows.append({"id": ids.episode_id(user_id, ref), "props": {
+            rows.append({"id": episode_ids[i], "props": {
                 "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
                 "text": t.content, "role": t.role, "speaker": t.speaker,
                 "search_text": recall.search_text(t.content, t.speaker, previous, t.timestamp),
+                "neighbors": near,
                 "event_at": _iso(t.timestamp), "created_at": _iso(now)}})
         self._run("add_episodes", episodes=rows)
         return len(rows)

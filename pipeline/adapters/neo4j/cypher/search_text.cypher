@@ -19,6 +19,7 @@ CALL {
   YIELD node, score
   WHERE node.user_id = $user_id
   RETURN collect({id: node.id, text: node.text, role: node.role, speaker: node.speaker,
+                  neighbors: node.neighbors,
                   ref: node.ref, event_at: toString(node.event_at),
                   created_at: toString(node.created_at), score: score}) AS episodes
 }
