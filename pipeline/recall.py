@@ -39,6 +39,14 @@ MAX_TERMS = 64
 POOL = 50  # candidates read per signal: the list is the same for every k up to it
 PREVIOUS_CHARS = 200  # of the turn before, indexed with a turn (search_text)
 _TERMS = re.compile(r"\w+", re.UNICODE)
+# Words that ask, not say: a question's "what", "do", "my" match every turn that has them and
+# none of its content ("where do I work?" found "How do I reverse a list?"). Lucene's English
+# analyzer drops only articles and the like; these go from the query (never from the index).
+# LoCoMo dev, BM25 recall@10: 0.646 -> 0.668.
+QUERY_STOP = frozenset(_TERMS.findall("""
+    what when where who whom whose which why how do does did i me my mine myself you your yours
+    we our us he him his she her hers they them their its can could would should shall will may
+    might must has have had been being am was were any some ever also about"""))
 
 
 @dataclass(frozen=True)
@@ -88,9 +96,11 @@ def user_key(user_id: str) -> str:
 def lucene_query(user_id: str, text: str, *, field: str = "search_text") -> str | None:
     """A Lucene query for ``text`` over one field of the user's turns (``search_text``: speaker,
     text and the turn before; ``text`` alone, ``text+speaker``) or memories (``content``), or
-    None if it has no words. Only word characters pass (no operator, wildcard or field syntax
-    from user text), lower-cased (AND, OR, NOT are words here)."""
-    terms = [t.lower() for t in _TERMS.findall(text)][:MAX_TERMS]
+    None if it has no words but question words (``QUERY_STOP``). Only word characters pass (no
+    operator, wildcard or field syntax from user text), lower-cased (AND, OR, NOT are words
+    here)."""
+    terms = [t for t in (w.lower() for w in _TERMS.findall(text))
+             if t not in QUERY_STOP][:MAX_TERMS]
     if not terms:
         return None
     words = " ".join(terms)

@@ -311,7 +311,27 @@ def _search_from_shell(args: argparse.Namespace, user: str, queries: list[str]) 
     server = subprocess.Popen([memq, "serve", "--port", str(args.api_port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        api = {**os.environ, "MEMQ_API_URL": f"http://127.0.0.1:{args.api_port}"}
+        import httpx
+
+        url = f"http://127.0.0.1:{args.api_port}"
+        with httpx.Client(base_url=url, timeout=30) as http:
+            for _ in range(100):  # until it listens
+                with contextlib.suppress(httpx.TransportError):
+                    http.get("/healthz")
+                    break
+                time.sleep(0.2)
+            for q in queries[:5]:  # warm: model, connections
+                http.post("/v1/search", json={"user_id": user, "query": q, "k": 10})
+            times = []
+            for q in queries:
+                t = time.perf_counter()
+                http.post("/v1/search", json={"user_id": user, "query": q, "k": 10}
+                          ).raise_for_status()
+                times.append(time.perf_counter() - t)
+        p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
+        print(f"HTTP POST /v1/search, k=10: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
+              f"{len(times)} queries (load average {os.getloadavg()[0]:.2f})")
+        api = {**os.environ, "MEMQ_API_URL": url}
         for name, env in (("in its own process", dict(os.environ)),
                           ("asking memq serve (MEMQ_API_URL)", api)):
             walls = []

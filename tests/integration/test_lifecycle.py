@@ -63,9 +63,9 @@ def test_recalled_memory_outlives_its_unrecalled_twin(user_id: str) -> None:
     assert memq_json("search", "--user", user_id, "--k", "1", "--now", _at(memories, 20),
                      "jazz music")  # a look: read-only
     assert all(m["last_accessed_at"] is None for m in _by_content(user_id).values())
-    hits = memq_json("search", "--user", user_id, "--k", "1", "--now", _at(memories, 20),
+    hits = memq_json("search", "--user", user_id, "--k", "2", "--now", _at(memories, 20),
                      "--record", "jazz music")  # the agent acts on it: a recall
-    assert "jazz" in hits[0]["content"]  # the raw turn or the memory
+    assert all("jazz" in h["content"] for h in hits)  # the memory and the turn it came from
     seen = {c: m["last_accessed_at"] for c, m in _by_content(user_id).items()}
     assert seen["The user likes jazz."] is not None  # the top memory was recalled...
     assert seen["The user likes hiking."] is None  # ...its twin was not

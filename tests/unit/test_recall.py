@@ -45,11 +45,12 @@ def _ids(hits: list[Hit]) -> list[str]:
 
 def test_user_text_cannot_change_the_query() -> None:
     q = lucene_query("u1", 'where: "Maria" AND (works*) OR NOT user_key:u0 ~2 \\ -x')
-    words = "where maria and works or not user_key u0 2 x"
+    words = "maria and works or not user_key u0 2 x"  # "where" asks, it says nothing
     assert q == f"+user_key:{user_key('u1')} +search_text:({words})"
-    assert lucene_query("u1", "where", field="text+speaker") == (
-        f"+user_key:{user_key('u1')} +(text:(where) speaker:(where))")
+    assert lucene_query("u1", "Where's Jon?", field="text+speaker") == (
+        f"+user_key:{user_key('u1')} +(text:(s jon) speaker:(s jon))")
     assert lucene_query("u1", "?? !! --") is None
+    assert lucene_query("u1", "What do I have?") is None  # questions words only: no BM25
     assert "上海工作" in (lucene_query("u1", "李娜在上海工作吗？") or "")
     assert lucene_query("u1", "李娜住在哪里", field="content") == (
         f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")
