@@ -167,3 +167,16 @@ def test_a_turn_next_to_strong_evidence_gains_a_share_of_it() -> None:
     ranked = _ids(fuse(pool, [], k=3))
     assert ranked == ["answer", "reply", "alone"]
     assert _ids(fuse(pool, [], k=3, weights=Weights(neighbor=0.0))) == ["answer", "alone", "reply"]
+
+
+def test_the_assistant_neither_lends_nor_borrows_neighbour_evidence() -> None:
+    def ep(hit_id: str, dense: float, near: tuple[str, ...], role: str = "user") -> Candidate:
+        return Candidate(replace(_hit(hit_id, ref=f"s/{hit_id}", role=role), neighbors=near),
+                         dense=dense)
+
+    far = [ep(f"f{i}", 0.1, ()) for i in range(4)]
+    pool = [ep("echo", 0.8, ("asked",), role="assistant"), ep("asked", 0.5, ("echo",)),
+            ep("said", 0.51, ()), *far]
+    ranked = fuse(pool, [], k=7)
+    assert _ids(ranked)[:3] == ["echo", "said", "asked"]  # no lift from the assistant's echo
+    assert ranked[0].score == round(0.5 * 0.7, 6)  # and none to it
