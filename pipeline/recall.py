@@ -23,8 +23,10 @@ Last, a person's turn gains a tenth of the scores of the people's turns next to 
 the pool (``Weights.neighbor``): the evidence of an exchange between people is often spread over
 a question and its answer (LoCoMo dev: +0.02 at k = 10). The assistant neither lends nor
 borrows: its long answers echo the user's words, and lifted the turns beside them over the
-evidence (LongMemEval dev: -0.05). Memories take at most one place in ``Weights.memory_every`` (they distil the turns,
-they must not crowd them out). The list for k is the first k of the list for any larger k.
+evidence (LongMemEval dev: -0.05).
+
+Memories take at most one place in ``Weights.memory_every`` (they distil the turns, they must
+not crowd them out). The list for k is the first k of the list for any larger k.
 """
 
 from __future__ import annotations
