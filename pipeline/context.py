@@ -2,8 +2,9 @@
 
 Only what the search ranked for the query (never every fact of the user): the memories among
 the hits, what is current apart from what is no longer true, then the raw turns, most
-relevant first, each with its date and who said it, and the turn before it when that fits
-(an answer is often a reply). Cut to the budget at line ends: ~4 characters a token.
+relevant first, each with its date and who said it, and the end of the turn before it for
+the best three (an answer is often a reply; the whole turn before, a long answer of the
+assistant's, crowded the budget). Cut to the budget at line ends: ~4 characters a token.
 """
 
 from __future__ import annotations
@@ -15,14 +16,20 @@ from memq.pipeline.ports import Hit
 
 CHARS_PER_TOKEN = 4
 BEFORE_TOP = 3  # the turn before is shown for the best turns only
+BEFORE_CHARS = 200  # and only its end: the question a reply answers, not a long answer
 
 
 def _day(value: datetime) -> str:
     return f"{value.day} {value:%b %Y}"  # "8 May 2023": as people (and questions) say dates
 
 
-def _turn(hit: Hit) -> str:
-    return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {hit.content}"
+def _turn(hit: Hit, last: int | None = None) -> str:
+    """A turn, dated and named; ``last``: only its last characters (where a reply's question
+    is), marked as cut."""
+    text = hit.content
+    if last is not None and len(text) > last:
+        text = "…" + text[-last:]
+    return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {text}"
 
 
 def render_context(hits: Sequence[Hit], max_tokens: int, *,
@@ -61,5 +68,5 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
                 break
             prior = (before or {}).get(hit.id) if n < BEFORE_TOP else None
             if prior is not None and prior.id not in listed:
-                put(f"  (before it) {_turn(prior)}")
+                put(f"  (before it) {_turn(prior, BEFORE_CHARS)}")
     return "\n".join(lines)

@@ -44,3 +44,11 @@ def test_a_turn_already_listed_is_not_repeated_as_the_one_before() -> None:
     first, second = _turn("t1", "Did you move?", "Ana"), _turn("t2", "Yes, to Porto.")
     block = render_context([second, first], max_tokens=800, before={"t2": first})
     assert block.count("Did you move?") == 1
+
+
+def test_the_turn_before_shows_only_its_end() -> None:
+    long_answer = _turn("t1", "x" * 900 + " Anything else?", None)
+    reply = _turn("t2", "Yes: my gym is at 6 pm.")
+    block = render_context([reply], max_tokens=800, before={"t2": long_answer})
+    assert block.splitlines()[-1] == "  (before it) [1 Mar 2026] user: …" + "x" * 185 + (
+        " Anything else?")
