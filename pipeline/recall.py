@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memq.pipeline.ports import Hit
+from memq.schemas import Turn
 
 MAX_TERMS = 64
 POOL = 50  # candidates read per signal: the list is the same for every k up to it
@@ -65,6 +66,10 @@ class Weights:
     past_factor: float = 1.5  # the same, when the question asks about the past
     assistant_factor: float = 0.7  # what the assistant said is weaker evidence
     neighbor: float = 0.1  # a turn gains this share of its neighbours' scores (in the pool)
+    # cosine is stretched over at least this range: in a small pool (a user of a few turns)
+    # the least similar of two near-equals would otherwise count as no match at all. A full
+    # pool's range is wider (LoCoMo, LongMemEval dev: recall unchanged)
+    min_spread: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -126,8 +131,8 @@ def episode_text(content: str, who: str | None, when: datetime) -> str:
 
 def search_text(content: str, speaker: str | None, previous: str | None,
                 when: datetime) -> str:
-    """What a turn's BM25 document holds: its speaker, its text, the end of the turn before it
-    in its session (the question an answer replies to is at its end), and its date in words
+    """What a turn's BM25 document holds: its speaker, its text, the end of the turn it replies
+    to (:func:`replied_to`; the question is at its end), and its date in words
     (a question "on 24 October 2023" meets the turns of that day). LoCoMo dev, BM25 recall@10:
     0.50 for the text, 0.53 with the speaker, 0.63 with the turn before, 0.65 with the date.
     The whole turn before drowns a user's turn in the assistant's long answer (LongMemEval:
@@ -135,6 +140,18 @@ def search_text(content: str, speaker: str | None, previous: str | None,
     nothing."""
     tail = previous[-PREVIOUS_CHARS:] if previous else None
     return " ".join(part for part in (speaker, content, tail, _day(when)) if part)
+
+
+def replied_to(turns: Sequence[Turn], i: int) -> str | None:
+    """The text of the turn that turn ``i`` of a batch may reply to: the one before it, when
+    someone else said it (a person's next sentence is no reply: "I like hiking." after "I
+    like jazz." must not be found for jazz)."""
+    if i <= 0:
+        return None
+    before, turn = turns[i - 1], turns[i]
+    if (before.speaker, before.role) == (turn.speaker, turn.role):
+        return None
+    return before.content
 
 
 def neighbors(episode_ids: Sequence[str]) -> list[list[str]]:
@@ -170,6 +187,7 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
     if not cosines:
         cosines = [c.dense for c in items.values() if c.dense is not None]
     lo, hi = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    lo = min(lo, hi - weights.min_spread)
     top_lexical = max((c.lexical for c in items.values() if c.lexical), default=0.0)
     changed = weights.past_factor if past else weights.superseded_factor
     superseded = set(superseded)
@@ -178,7 +196,7 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
         lexical = (c.lexical or 0.0) / top_lexical if top_lexical > 0 else 0.0
         dense = 0.0
         if c.dense is not None and not (c.hit.type == "memory" and c.dense < weights.memory_floor):
-            dense = 1.0 if hi <= lo else min(1.0, max(0.0, (c.dense - lo) / (hi - lo)))
+            dense = min(1.0, max(0.0, (c.dense - lo) / (hi - lo))) if hi > lo else 1.0
         s = weights.lexical * lexical + (1.0 - weights.lexical) * dense
         if c.hit.type == "memory":
             s *= 0.5 + 0.5 * max(0.0, min(1.0, c.weight))

@@ -364,7 +364,7 @@ def _png(report: dict[str, Any], systems: Sequence[str], path: str) -> None:
     ax.set_ylim(0, 1)
     ax.set_title(f"{report['dataset']}: recall@10 by category "
                  f"(load {report['load_average'][0]:.2f})")
-    ax.legend()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=len(systems))
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -48,7 +48,9 @@ def test_two_speakers_keep_their_facts_apart(worker: Worker, user_id: str) -> No
     assert current == {"Maria works at Acme Corp.", "Tom works at Initech.",
                        "Maria lives in Lisbon."}
     hits = memq_json("search", "--user", user_id, "--k", "6", "where does Maria work?")
-    assert hits[0]["content"] == "Maria works at Acme Corp."
+    top = hits[0]  # Maria's job, her memory or her own words, never Tom's
+    assert top["content"] == "Maria works at Acme Corp." or (
+        top["content"] == "I work at Acme Corp." and top["speaker"] == "Maria"), hits[:3]
     speakers = {h["content"]: h.get("speaker") for h in hits if h["type"] == "episode"}
     assert speakers.get("I work at Acme Corp.") == "Maria"
 

@@ -15,6 +15,7 @@ from memq.pipeline.recall import (
     fuse,
     lucene_query,
     neighbors,
+    replied_to,
     search_text,
     user_key,
 )
@@ -180,3 +181,28 @@ def test_the_assistant_neither_lends_nor_borrows_neighbour_evidence() -> None:
     ranked = fuse(pool, [], k=7)
     assert _ids(ranked)[:3] == ["echo", "said", "asked"]  # no lift from the assistant's echo
     assert ranked[0].score == round(0.5 * 0.7, 6)  # and none to it
+
+
+def test_in_a_small_pool_near_equals_stay_near() -> None:
+    """Two turns of a new user, both on topic: the superseded one is a little nearer the
+    question. Stretched over their own tiny range, the current one would count as no dense
+    match at all and lose; over the minimum spread, the demotion decides."""
+    old = _ep("centos", lexical=3.0, dense=0.42)
+    new = _ep("ubuntu", lexical=3.0, dense=0.38)
+    assert _ids(fuse([old, new], [], k=2, superseded={"s/centos"})) == ["ubuntu", "centos"]
+    stretched = Weights(min_spread=0.0)
+    assert _ids(fuse([old, new], [], k=2, superseded={"s/centos"}, weights=stretched)) == [
+        "centos", "ubuntu"]
+
+
+def test_a_turn_replies_to_someone_elses_turn_before_it() -> None:
+    from memq.schemas import Turn
+
+    def turn(content: str, speaker: str | None = None, role: str = "user") -> Turn:
+        return Turn(turn_id="t", role=role,  # type: ignore[arg-type]
+                    content=content, speaker=speaker, timestamp=AT)
+
+    chat = [turn("Did you run?", "Ana"), turn("Yes, last Sunday.", "Rui"),
+            turn("I like jazz."), turn("I like hiking."), turn("Nice!", role="assistant")]
+    assert [replied_to(chat, i) for i in range(len(chat))] == [
+        None, "Did you run?", "Yes, last Sunday.", None, "I like hiking."]

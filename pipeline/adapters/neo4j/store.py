@@ -330,7 +330,7 @@ class Neo4jGraph:
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
         for i, (t, near) in enumerate(zip(turns, recall.neighbors(episode_ids), strict=True)):
             ref = turn_ref(session_id, t.turn_id)
-            previous = turns[i - 1].content if i else None  # the turn it may reply to
+            previous = recall.replied_to(turns, i)
             rows.append({"id": episode_ids[i], "props": {
                 "user_id": user_id, "user_key": key, "session_id": session_id, "ref": ref,
                 "text": t.content, "role": t.role, "speaker": t.speaker,
