@@ -4,12 +4,11 @@ prompt's layout drifts, the comparison would silently measure a system storing n
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from types import ModuleType
+
+from script_loader import load_script
 
 from memq.pipeline.prompts import extract_memories
 from memq.schemas import Turn
@@ -18,13 +17,7 @@ AT = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
 
 
 def _compare() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "compare.py"
-    spec = importlib.util.spec_from_file_location("memq_bench_compare", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("compare")
 
 
 def test_memq_prompt_gets_one_memory_per_user_turn() -> None:

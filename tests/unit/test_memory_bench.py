@@ -3,25 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from script_loader import load_script
 
 from memq.pipeline.ports import Hit
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "memory_bench.py"
-    spec = importlib.util.spec_from_file_location("memq_memory_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("memory_bench")
 
 
 LOCOMO = [{
