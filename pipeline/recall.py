@@ -60,7 +60,7 @@ class Weights:
     benchmark table); change them only with a benchmark run to show for it."""
 
     lexical: float = 0.5  # BM25's share; dense cosine has the rest
-    memory_every: int = 3  # at most one memory in every three places (1, 4, 7, ... may be)
+    memory_every: int = 3  # one memory in three places: the 2nd from place 4, the 3rd from 7
     memory_floor: float = 0.2  # a memory whose cosine is under this adds no dense evidence
     superseded_factor: float = 0.6  # a superseded memory, a turn whose statement was superseded
     past_factor: float = 1.5  # the same, when the question asks about the past
@@ -179,7 +179,7 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
          weights: Weights = Weights(), superseded: Collection[str] = (),
          past: bool = False) -> list[Hit]:
     """Top ``k`` of the fused ranking of turns and memories; each hit's score is its fused
-    score (in [0, 1.5]: comparable within one list, not across queries)."""
+    score (comparable within one list, not across queries)."""
     items = _merged([*episodes, *memories])
     if not items or k <= 0:
         return []
