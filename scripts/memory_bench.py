@@ -211,7 +211,10 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     from memq.workers.api import Client
     from memq.workers.lifecycle import search
 
-    fmt, convs = load(args.dataset)
+    try:
+        fmt, convs = load(args.dataset)
+    except (OSError, ValueError) as exc:  # not there, not JSON, not a benchmark: one line
+        raise SystemExit(f"bench memory: {exc}") from None
     if args.limit:
         convs = convs[: args.limit]
     client = Client()
