@@ -231,7 +231,10 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
               f"{os.getloadavg()[0]:.2f})", flush=True)
     now = datetime.now(UTC)
     graph, k_max = wiring.graph(), max(KS)
-    systems = ("memq", "bm25", "bm25+speaker")
+    # memq, then each of its turn signals alone (a fusion must beat its best component), then
+    # plain keyword search over the raw turns
+    systems = ("memq", "memq bm25 alone", "memq dense alone", "bm25", "bm25+speaker")
+    chroma, embed = wiring.chroma(), wiring.embedder()
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     for conv in convs:
@@ -239,6 +242,9 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
             t0 = time.perf_counter()
             ranked = {"memq": search(conv.user_id, q.text, k_max, now)}
             latencies.append(time.perf_counter() - t0)
+            ranked["memq bm25 alone"] = graph.search_episodes(conv.user_id, q.text, k_max)
+            ranked["memq dense alone"] = chroma.search(conv.user_id, embed.embed([q.text])[0],
+                                                       embed.model_id, k_max)
             ranked["bm25"] = graph.search_episodes(conv.user_id, q.text, k_max, field="text")
             ranked["bm25+speaker"] = graph.search_episodes(conv.user_id, q.text, k_max,
                                                            field="text+speaker")
@@ -324,11 +330,11 @@ def _report(fmt: str, rows: list[dict[str, Any]], systems: Sequence[str],
 def _print(report: dict[str, Any], systems: Sequence[str]) -> None:
     table = report["table"]
     metrics = [m for m in table["all"]["memq"] if m != "memories@10"]
-    print(f"\n{'category':>26} {'n':>4} {'system':>13} " + " ".join(f"{m:>7}" for m in metrics)
+    print(f"\n{'category':>26} {'n':>4} {'system':>16} " + " ".join(f"{m:>7}" for m in metrics)
           + "  mem@10")
     for cat, by in table.items():
         for s in systems:
-            print(f"{cat:>26} {int(by['n']['questions']):4} {s:>13} "
+            print(f"{cat:>26} {int(by['n']['questions']):4} {s:>16} "
                   + " ".join(f"{by[s][m]:7.3f}" for m in metrics)
                   + f"  {by[s]['memories@10']:6.2f}")
     c = report["context"]
@@ -362,7 +368,8 @@ def _png(report: dict[str, Any], systems: Sequence[str], path: str) -> None:
     for j, s in enumerate(systems):
         ax.bar([i + j * width for i in range(len(cats))], [table[c][s]["R@10"] for c in cats],
                width, label=s)
-    ax.set_xticks([i + width for i in range(len(cats))], cats, rotation=15)
+    ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(cats))], cats,
+                  rotation=15)
     ax.set_ylabel("evidence recall@10")
     ax.set_ylim(0, 1)
     ax.set_title(f"{report['dataset']}: recall@10 by category "
