@@ -23,7 +23,7 @@ def _day(value: datetime) -> str:
     return f"{value.day} {value:%b %Y}"  # "8 May 2023": as people (and questions) say dates
 
 
-def _turn(hit: Hit, last: int | None = None) -> str:
+def turn_line(hit: Hit, last: int | None = None) -> str:
     """A turn, dated and named; ``last``: only its last characters (where a reply's question
     is), marked as cut."""
     text = hit.content
@@ -64,9 +64,9 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
                     break
     if turns and put("Past messages, most relevant first:"):
         for n, hit in enumerate(turns):
-            if not put(f"- {_turn(hit)}"):
+            if not put(f"- {turn_line(hit)}"):
                 break
             prior = (before or {}).get(hit.id) if n < BEFORE_TOP else None
             if prior is not None and prior.id not in listed:
-                put(f"  (before it) {_turn(prior, BEFORE_CHARS)}")
+                put(f"  (before it) {turn_line(prior, BEFORE_CHARS)}")
     return "\n".join(lines)

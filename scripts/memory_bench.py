@@ -197,8 +197,9 @@ KS = (5, 10, 20)
 def _bm25_block(hits: Sequence[Any], budget: int) -> str:
     """The top BM25 turns, dated and named, cut to ``budget`` characters: what a plain
     keyword search would put in the prompt."""
-    lines = [f"[{h.event_at.day} {h.event_at:%b %Y}] {h.speaker or h.role}: {h.content}"
-             for h in hits]
+    from memq.pipeline.context import turn_line
+
+    lines = [turn_line(h) for h in hits]
     return "\n".join(lines)[:budget]
 
 
