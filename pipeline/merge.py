@@ -31,7 +31,8 @@ class Prepared(BaseModel):
     candidate: CandidateMemory
     vector: Vector
     neighbors: Sequence[Neighbor]  # nearest current memories of the same user and model
-    slot_memories: Sequence[StoredMemory]  # current memories holding its single-valued slots
+    # current memories holding its single-valued slots, or the facts it replaces
+    slot_memories: Sequence[StoredMemory]
     already_stored: bool = False  # its deterministic id exists: a redelivery
     exact: StoredMemory | None = None  # a current memory with the same normalised text
     # Where it came from, when one plan covers several batches (a drained mailbox); None: the
@@ -206,7 +207,7 @@ class _Planner:
                   f"conflict, newer by event time wins: {why}", old, closed)
 
     def insert(self, p: Prepared, cut: StoredMemory | None, following: StoredMemory | None,
-               why: str) -> None:
+               why: str) -> str | None:
         """A new span at the candidate's event time: it closes ``cut`` and, when something
         newer is already known (a late arrival), is itself history closed by ``following``."""
         cand = p.candidate
@@ -225,9 +226,10 @@ class _Planner:
                       None, memory, turns=following.source_turn_ids)
         if cut is not None:
             self._close(p, cut, memory.id, why)
+        return memory.id if following is None else None
 
     def extend(self, p: Prepared, target: StoredMemory, cut: StoredMemory | None,
-               why: str) -> None:
+               why: str) -> str:
         """Earlier evidence of a fact already known: it now holds from the earlier time."""
         cand = p.candidate
         moved = target.with_changes(
@@ -239,8 +241,9 @@ class _Planner:
                   target, moved)
         if cut is not None:
             self._close(p, cut, target.id, why)
+        return target.id
 
-    def on_slot(self, p: Prepared, triple: Triple, timeline: list[StoredMemory]) -> None:
+    def on_slot(self, p: Prepared, triple: Triple, timeline: list[StoredMemory]) -> str | None:
         placement = place(timeline, triple, p.candidate.valid_at)
         held = placement.cut or placement.target or placement.following
         was = next((h.object for h in (held.triples if held else []) if h.slot == triple.slot),
@@ -250,10 +253,28 @@ class _Planner:
             self.drop(p, placement.target,
                       f"duplicate: states the same single-valued fact ({triple.predicate} = "
                       f"{triple.object!r})")
-        elif placement.action is Action.EXTEND and placement.target is not None:
-            self.extend(p, placement.target, placement.cut, why)
-        else:
-            self.insert(p, placement.cut, placement.following, why)
+            return placement.target.id
+        if placement.action is Action.EXTEND and placement.target is not None:
+            return self.extend(p, placement.target, placement.cut, why)
+        return self.insert(p, placement.cut, placement.following, why)
+
+    def replaced(self, p: Prepared, successor: str | None) -> None:
+        """A change ends the facts it names as replaced ("switched from MySQL"): the current
+        memories stating them, older by event time, are superseded by ``successor`` (the
+        memory that now states the candidate: new, extended or the duplicate it met)."""
+        gone = list(p.candidate.replaces)
+        if not gone or successor is None:
+            return
+        holders = {m.id: self._view(m) for m in p.slot_memories}
+        holders.update({mid: self.state[mid] for mid in self.added})
+        for old in sorted(holders.values(), key=lambda m: m.id):
+            said = next((t for t in old.triples for g in gone if _same_fact(t, g)), None)
+            if (said is None or old.id == successor or not old.is_current
+                    or old.valid_at > p.candidate.valid_at):
+                continue
+            new = next((t.object for t in p.candidate.triples), p.candidate.content)
+            self._close(p, old, successor, f"{said.predicate}: {said.object!r} replaced by "
+                                           f"{new!r}")
 
     def plan(self, p: Prepared) -> None:
         self.source = p
@@ -262,39 +283,44 @@ class _Planner:
             self.ctx.user_id, cand.content, cand.source_turn_ids
         ) in self.state:
             return  # applied before: redelivery changes nothing
+        self.replaced(p, self._decide(p))
+
+    def _decide(self, p: Prepared) -> str | None:
+        """Add, extend, refine, drop or close; the id of the memory that states the candidate
+        afterwards (None when it is only history, a late arrival)."""
+        cand = p.candidate
         pool = self._pool(p)
         top, sim = pool[0] if pool else (None, 0.0)
         closeness = classify(sim, self.thresholds)
         if top is not None and closeness is not Closeness.DISTINCT and set(
             cand.source_turn_ids
         ) <= set(top.source_turn_ids):
-            return  # folded into that memory before (a refinement): redelivery, no change
+            return None  # folded into that memory before (a refinement): redelivery, no change
         # Slots first: "prod is Ubuntu 22.04" vs "... 24.04" are worded alike (similarity
         # ~0.96) yet state different values of a single-valued fact.
         slot = self._slot(p)
         if slot is not None and slot[1]:
-            self.on_slot(p, *slot)
-            return
+            return self.on_slot(p, *slot)
         exact = self._view(p.exact) if p.exact is not None else None
         if exact is not None and exact.is_current:  # not left to approximate search
             self.drop(p, exact, "duplicate: the same sentence is already a current memory")
-            return
+            return exact.id
         if top is not None and closeness is Closeness.DUPLICATE:
             self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
-            return
+            return top.id
         if top is not None and closeness is Closeness.AMBIGUOUS:
             judgement = self.judge.judge(cand, top)
             if judgement.decision is Decision.DUPLICATE:
                 self.drop(p, top, f"duplicate (similarity {sim:.3f}): {judgement.reason}")
-                return
+                return top.id
             if judgement.decision is Decision.REFINEMENT:
                 self.refine(p, top, judgement)
-                return
+                return top.id
             if judgement.decision is Decision.CONFLICT:
                 newer = p.candidate.valid_at >= top.valid_at
-                self.insert(p, top if newer else None, None if newer else top, judgement.reason)
-                return
-        self.add(p, "new memory" if top is None else f"new memory (closest {sim:.3f})")
+                return self.insert(p, top if newer else None, None if newer else top,
+                                   judgement.reason)
+        return self.add(p, "new memory" if top is None else f"new memory (closest {sim:.3f})").id
 
 
 def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: Thresholds,
@@ -306,3 +332,21 @@ def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: T
         planner.plan(p)
     writes = [Write(memory=m, vector=planner.vectors.get(mid)) for mid, m in planner.state.items()]
     return Plan(batch_id=ctx.batch_id, user_id=ctx.user_id, writes=writes, audit=planner.audit)
+
+
+def _same_fact(stated: Triple, replaced: Triple) -> bool:
+    """Whether a stored triple is the one a change names as replaced: same subject and
+    predicate, and the object named the same or by its first words ("CentOS" ends "CentOS
+    7"; "Java" does not end "JavaScript")."""
+    if (stated.subject.casefold(), stated.predicate) != (replaced.subject.casefold(),
+                                                         replaced.predicate):
+        return False
+    a, b = stated.object.casefold().strip(), replaced.object.casefold().strip()
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if not short:
+        return False
+    if short[0] > "\u2e7f":  # CJK: no spaces between words
+        return long.startswith(short)
+    return long.startswith(short + " ")

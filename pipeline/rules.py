@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from memq.pipeline import rules_zh
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
@@ -612,7 +613,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-_JOKE = re.compile(r"\b(?:ha(?:ha)+|he(?:he)+|lol|lmao|rofl|jk|kidding)\b|哈哈|开玩笑|😂|🤣", re.I)
+_JOKE = re.compile(r"\b(?:ha(?:ha)+|he(?:he)+|lol|lmao|rofl|jk|kidding)\b|开玩笑|😂|🤣", re.I)
+_LAUGH = re.compile(r"哈哈")  # the sentence it is in is not meant (a turn may laugh, then say)
+_LAUGH_AFTER = re.compile(r"[，,]?\s*哈{2,}[。！!~]*$")
 _HYPOTHETICAL = re.compile(r"\b(?:if I (?:were|was)|imagine|what if|suppos(?:e|ing)|pretend"
                            r"|hypothetically|let's say)\b|假如|如果我|要是我|假设|想象", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|possibly|I think|I guess|I believe"
@@ -725,8 +728,10 @@ def _is_question(sentence: str) -> bool:
             or sentence.rstrip(_STRIP).endswith("吗"))
 
 
-def _statements(text: str) -> Iterator[tuple[str, bool]]:
-    """(clause, hedged) pairs of one turn's text that may state something about the user."""
+def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
+    """(clause, hedged, sentence) of one turn's text that may state something about the user,
+    with the whole sentence it is part of (a Chinese change may span its clauses:
+    "以前X，现在Y")."""
     text = re.sub(r"[ \t\u3000]+", " ", text.replace("’", "'").replace("‘", "'"))
     if _JOKE.search(text):
         return
@@ -734,7 +739,9 @@ def _statements(text: str) -> Iterator[tuple[str, bool]]:
         sentence = _REQUEST.sub(r"\1", _PREFIX.sub("", raw.strip(), count=1), count=1)
         if _is_question(sentence):  # "I'm off to Oslo next week, any tips?": keep the statement
             sentence = _TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence) else ""
-        if not sentence or _is_question(sentence) or _HYPOTHETICAL.search(sentence):
+        sentence = _LAUGH_AFTER.sub("", sentence)  # "…，加班更多了哈哈": said, then laughed
+        if (not sentence or _is_question(sentence) or _HYPOTHETICAL.search(sentence)
+                or _LAUGH.search(sentence)):
             continue
         hedged = bool(_HEDGE.search(sentence))
         sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo." (diary style)
@@ -749,7 +756,7 @@ def _statements(text: str) -> Iterator[tuple[str, bool]]:
                 subject = "" if _OTHER_SUBJECT.match(clause) else (
                     "I " if re.match(r"I\b", clause) else "我" if clause.startswith("我") else "")
             if clause := _FRONT_TIME.sub(_time_last, clause, count=1):
-                yield clause, hedged
+                yield clause, hedged, sentence
 
 
 def _time_last(m: re.Match[str]) -> str:
@@ -779,17 +786,44 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     triples = [(rule.predicate, target)] + [
         (predicate, template.format(**values).strip(_STRIP)) for predicate, template, needs
         in rule.also if values.get(needs)]
+    if turn.speaker and rule.kind == Kind.INSTRUCTION:
+        return None  # how the assistant behaves is for its own user to say
+    return _candidate(turn, rule.kind, triples, content, rule.confidence, rule.importance,
+                      hedged=hedged, zh=zh, old=_clean(match.groupdict().get("old") or "", zh))
+
+
+def _candidate(turn: Turn, kind: Kind, triples: Sequence[tuple[str, str]], content: str,
+               confidence: float, importance: float, *, hedged: bool, zh: bool,
+               old: str | None) -> CandidateMemory:
+    """The memory a rule proposes: about the user, or about the named speaker in their name;
+    ``old``, the value a change ends ("switched from {old}"), is what it replaces."""
     subject = "user"
     if turn.speaker:  # a named person: the memory is about them, in their name
-        if rule.kind == Kind.INSTRUCTION:
-            return None  # how the assistant behaves is for its own user to say
         subject, content = turn.speaker, _about(content, turn.speaker, zh=zh)
+    predicate, target = triples[0]
+    replaces = [Triple(subject=subject, predicate=predicate, object=old)] if (
+        old and len(old) <= MAX_OBJECT_CHARS and old.casefold() != target.casefold()
+        and not _JUNK.fullmatch(old)) else []
     return CandidateMemory(
-        content=content, kind=rule.kind, importance=rule.importance,
-        confidence=min(rule.confidence, HEDGED_CONFIDENCE) if hedged else rule.confidence,
+        content=content, kind=kind, importance=importance,
+        confidence=min(confidence, HEDGED_CONFIDENCE) if hedged else confidence,
         entities=[o for _, o in triples],
         triples=[Triple(subject=subject, predicate=p, object=o) for p, o in triples],
-        source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
+        replaces=replaces, source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
+
+
+def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool
+             ) -> list[CandidateMemory]:
+    """The slot statements :func:`memq.pipeline.rules_zh.read` finds in a Chinese clause: its
+    changes only (``changes``: of a whole sentence, before the fixed rules, which take many
+    a change for a plain use), or its plain statements too (after the rules found nothing)."""
+    if not _CJK.search(clause):
+        return []
+    return [_candidate(turn, st.kind, [(st.predicate, st.value)],
+                       st.template.format(obj=st.value).rstrip("。")
+                       + (f"（之前是{st.old}）。" if st.old else "。"), 0.9, 0.7,
+                       hedged=hedged, zh=True, old=st.old)
+            for st in rules_zh.read(clause) if st.change or not changes]
 
 
 def _about(content: str, name: str, *, zh: bool) -> str:
@@ -818,10 +852,20 @@ class RuleExtractor:
         for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
-            for clause, hedged in _statements(turn.content):
-                candidate = next((c for rule in self.rules
-                                  if (c := _apply(rule, clause, turn, hedged)) is not None), None)
-                if candidate is not None:
+            read: set[str] = set()  # sentences whose change was taken whole
+            for clause, hedged, sentence in _statements(turn.content):
+                if sentence in read:
+                    continue
+                candidates = _read_zh(sentence, turn, hedged, changes=True)
+                if candidates:
+                    read.add(sentence)
+                else:
+                    candidate = next((c for rule in self.rules
+                                      if (c := _apply(rule, clause, turn, hedged)) is not None),
+                                     None)
+                    candidates = [candidate] if candidate is not None else _read_zh(
+                        clause, turn, hedged, changes=False)
+                for candidate in candidates:
                     t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate

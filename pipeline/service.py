@@ -183,8 +183,10 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
         if foreign is not None:
             require_same_model(model_id, foreign)
     candidates = [i.candidate for i in items]
+    # the timelines of single-valued slots, and the holders of what a change replaces
     slots = sorted({t.slot for c in candidates for t in c.triples
-                    if predicates.is_single(t.predicate)})
+                    if predicates.is_single(t.predicate)} | {
+        t.slot for c in candidates for t in c.replaces})
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
     # Superseded memories are near too: look wider, keep the current ones.
     wide = max(4 * thresholds.neighbors, 20)
@@ -212,7 +214,7 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     for item, own, top in kept:
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
                      if mid in state and state[mid].is_current][: thresholds.neighbors]
-        cand_slots = {t.slot for t in item.candidate.triples}
+        cand_slots = {t.slot for t in [*item.candidate.triples, *item.candidate.replaces]}
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],

@@ -59,6 +59,11 @@ class CandidateMemory(BaseModel):
     importance: float = Field(ge=0.0, le=1.0)
     entities: list[str] = Field(default_factory=list, max_length=32)
     triples: list[Triple] = Field(default_factory=list, max_length=16)
+    # What this statement ends: the old value of a change ("switched from MySQL to
+    # PostgreSQL", "把MySQL换成了PostgreSQL" -> uses MySQL). A current memory stating one of
+    # these, older by event time, is superseded by this one, also for multi-valued predicates
+    # (single-valued ones are closed by their slot anyway).
+    replaces: list[Triple] = Field(default_factory=list, max_length=8)
     source_turn_ids: list[str] = Field(min_length=1)
     valid_at: AwareDatetime
     # "session": context that matters only for this session (expires at its end + grace).

@@ -750,6 +750,15 @@ def bench_compare(args: argparse.Namespace) -> None:
     compare.main(args)
 
 
+def bench_changes(args: argparse.Namespace) -> None:
+    """Statements of change through real workers (scripts/changes_bench.py)."""
+    os.environ.setdefault("MEMQ_REDIS_DB", "10")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import changes_bench
+
+    changes_bench.run(args, _ingest)
+
+
 def bench_memory(args: argparse.Namespace) -> None:
     """Evidence recall and the context block on a public benchmark file
     (scripts/memory_bench.py)."""
@@ -809,6 +818,15 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
     p.add_argument("--max-tokens", type=int, default=800)
     p.set_defaults(fn=bench_recall)
+    p = sub.add_parser("changes", help="statements of change (old value superseded) through "
+                                         "real workers")
+    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[1] / "tests" / "data"
+                                            / "zh_changes_heldout.jsonl"),
+                   help="JSON lines: id, before, change, old, new, is_change (default: the "
+                        "Chinese held-out set, written apart from the rules)")
+    p.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    p.add_argument("--verbose", action="store_true", help="a line for every case")
+    p.set_defaults(fn=bench_changes)
     p = sub.add_parser("memory", help="recall and context on LoCoMo / LongMemEval as published")
     p.add_argument("--dataset", required=True,
                    help="locomo10.json or a LongMemEval instance file (../shared/data/...)")

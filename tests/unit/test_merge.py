@@ -421,3 +421,58 @@ def test_redelivered_refinement_changes_nothing() -> None:
     again = plan(prep(c, Y, neighbors=[(refined, 1.0)], already_stored=False))
     assert again.writes == []
     assert {a.id for a in again.audit} <= {a.id for a in first.audit}
+
+
+# -- a change names what it replaces ("switched from MySQL"), also for multi-valued facts ----
+
+MYSQL = stored("The user uses MySQL 5.7.", triples=[triple("uses", "MySQL 5.7")])
+JAVASCRIPT = stored("The user uses JavaScript.", triples=[triple("uses", "JavaScript")],
+                    turns=("old2",))
+
+
+def switched(to: str, old: str, *turns: str, at: datetime = DAY2) -> CandidateMemory:
+    return cand(f"The user uses {to} (switched from {old}).", *(turns or ("t2",)), at=at,
+                triples=[triple("uses", to)]).model_copy(
+        update={"replaces": [triple("uses", old)]})
+
+
+def test_a_change_supersedes_the_value_it_replaces() -> None:
+    c = switched("PostgreSQL 16", "MySQL")  # "MySQL" names "MySQL 5.7" by its first word
+    p = plan(prep(c, Y, neighbors=[(MYSQL, 0.6)], slots=[MYSQL, JAVASCRIPT]))
+    new_id = ids.memory_id(USER, c.content, ["t2"])
+    assert ops(p) == [(Operation.ADD, new_id), (Operation.SUPERSEDE, MYSQL.id)]
+    old = written(p)[MYSQL.id]
+    assert (old.status, old.invalid_at, old.superseded_by) == (Status.SUPERSEDED, DAY2, new_id)
+    assert "'MySQL 5.7' replaced by 'PostgreSQL 16'" in p.audit[1].reason
+    assert JAVASCRIPT.id not in written(p)  # uses stays multi-valued: the rest stand
+
+
+def test_a_replaced_value_is_named_whole_not_by_its_letters() -> None:
+    c = switched("Kotlin", "Java")
+    p = plan(prep(c, Y, slots=[JAVASCRIPT]))
+    assert [op for op, _ in ops(p)] == [Operation.ADD]
+
+
+def test_a_replaced_value_stated_later_stays_current() -> None:
+    """Event time decides: a change told about an earlier time does not close a later fact."""
+    later = stored("The user uses MySQL 8.", at=DAY3, triples=[triple("uses", "MySQL 8")])
+    c = switched("PostgreSQL 16", "MySQL 8", at=DAY2)
+    p = plan(prep(c, Y, slots=[later]))
+    assert [op for op, _ in ops(p)] == [Operation.ADD]
+
+
+def test_a_change_met_as_a_duplicate_still_ends_the_old_value() -> None:
+    known = stored("The user uses PostgreSQL 16.", at=DAY1,
+                   triples=[triple("uses", "PostgreSQL 16")], turns=("old3",))
+    c = switched("PostgreSQL 16", "MySQL 5.7")
+    p = plan(prep(c, X, neighbors=[(known, 0.99), (MYSQL, 0.5)], slots=[MYSQL, known]))
+    assert ops(p) == [(Operation.DROP_DUPLICATE, known.id), (Operation.SUPERSEDE, MYSQL.id)]
+    assert written(p)[MYSQL.id].superseded_by == known.id
+
+
+def test_a_change_and_its_old_value_in_one_batch() -> None:
+    said = cand("The user uses MySQL 5.7.", "t1", at=DAY1, triples=[triple("uses", "MySQL 5.7")])
+    c = switched("PostgreSQL 16", "MySQL 5.7")
+    p = plan(prep(said, X), prep(c, Y))
+    first = ids.memory_id(USER, said.content, ["t1"])
+    assert written(p)[first].status is Status.SUPERSEDED

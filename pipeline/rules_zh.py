@@ -1,0 +1,235 @@
+"""Chinese statements of a single fact's value and of its change, for the rules extractor.
+
+Chinese states a change in many shapes that a list of fixed sentences cannot cover: the time
+anywhere ("上个月我们已经把…", "生产环境上周终于…"), the topic first ("缓存这块我们不用X了"), a
+把-construction whose object is the old value ("把X换成了Y") or only the topic ("把生产环境全部
+迁到Y"), the old value before or after ("从X迁移到Y", "以前X，现在Y", "X去年就出手了，现在开Y").
+So a sentence is read in three steps instead:
+
+1. **what it is about** (:data:`_SLOTS`): the first slot whose cue it holds (moving home before
+   work: "因为工作调动去了武汉，现在住在…" is about where one lives);
+2. **the new value**: what follows a verb of change (迁到, 换成, 升级到, 跳槽去, 搬到, …) or, in a
+   plain statement, the slot's own verb (跑在, 用的是, 在…上班, 住在, 开的是, …);
+3. **the old value**: 从X…, 把X换成…, 不再用X, X不用了, 卖掉X, 以前X, 离开X.
+
+It reads only sentences whose subject is the speaker (or their team): a colleague's move,
+plans, questions and conditions are not changes (:data:`_NOT_DONE`). Pure: text in, values
+out; :mod:`memq.pipeline.rules` makes the memories.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memq.schemas import Kind
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One fact's value ("uses", "PostgreSQL 16") and, for a change, the value it ends."""
+
+    predicate: str
+    value: str
+    old: str | None
+    kind: Kind
+    template: str  # the memory's sentence; {obj} is the value
+    change: bool = False  # a statement of change, not of a value only
+
+
+_TIME = (r"(?:已经|上个?月|上(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?|去年底?|前年|年初|年底"
+         r"|今年初?"
+         r"|前几天|前阵子|前段时间|最近|刚刚?|终于|总算|正式|早就|就|都|也|全部|全都|整体|全|统一"
+         r"|基本"
+         r"|[一二三四五六七八九十\d]+月份?(?:初|底)?|上半年|下半年|这周|本周|昨天|前天|之前|年前"
+         r"|月初"
+         r"|顺利|彻底|直接|已|还|又|一起|陆续)")
+_TIMES = rf"(?:{_TIME}[，,]?\s*)*"
+# the speaker (or their team) as the subject; a colleague's, a friend's change is theirs
+_OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:同事|朋友|同学|室友|邻居|老板|领导|老婆|老公"
+                    rf"|媳妇"
+                    r"|女朋友|男朋友|爸|妈|哥|姐|弟|妹|他|她|他们|她们|人家|别人)")
+_NOT_DONE = re.compile(r"考虑|打算|准备|计划|(?<![理思感梦幻])想(?!起|到)|要不要|要是|如果|假如"
+                       r"|万一|也许|或许|是否"
+                       r"|还没|没有?(?:换|搬|迁|升|转)|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
+                       r"|希望"
+                       r"|等.{0,6}(?:再|就)|将来|回头|下(?:个)?(?:月|周|星期)|明年|吗|[?？]"
+                       r"|(?<![开社机聚学])会(?!议|员|计)|要(?:换|搬|迁|升|转|去|把)")
+_NOT_DONE_IF = re.compile(r"(?<!主)要是")
+_CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|已经|一个多|好几"
+                  r"|快[一二三四五六七八九十两\d]")
+_LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
+                   rf"|个|一个)+")
+_TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|来|啦|呢|吧|的|工作|上班|住"
+                   r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班)+$")
+_TOOL_TAIL = re.compile(r"(?:来)?(?:写|记|编排|管理|跑|搭)的?$")  # "Python 3.8 写的"
+_TOOL_USE = re.compile(r"(?<=[A-Za-z0-9+#.])\s*(?:来)?(?:写|编排|管理|跑|搭|做"
+                       r"|开发)[\u4e00-\u9fff]{0,4}$")
+_LEAD_PLACE = re.compile(r"^(?:老家|家乡|回)")
+_CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|换成|换到|换为|换了(?:辆|台|个|部)?"
+           r"|切换到|切换成|切到|切成|全切到|改成|改为|改用|换用|转用|升级到|升级成|升级为|升级至"
+           r"|升到|升至"
+           r"|导到|导入到|转到|转去|转入|调到|调去|划到|划入|并入|入职|加入|跳槽到|跳槽去|跳到|去了"
+           r"|来了"
+           r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做)了?")
+_OLD = [  # where a change names the value it ends; the first that matches
+    re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
+               + _CHANGE[3:]),
+    re.compile(r"把(?P<old>[^，,。]+?)(?:全部|都|整体|统一)?(?:换成|换为|换到|替换成|改成|改为"
+               r"|置换成)"),
+    re.compile(r"(?:不再用|不用|弃用|停用|放弃|不再是|不在|卖掉了?|卖了|出手了?|置换掉了?|告别了?"
+               r"|离开了?)(?P<old>[^，,。了]+)"),
+    re.compile(r"(?P<old>[^，,。]+?)(?:那套|那个|这套)?(?:我们|我)?(?:已经|上个月|上周|去年|早就|就"
+               r"|都)*"
+               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了)"),
+    re.compile(r"以前(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
+]
+
+
+# a change said without a verb that names the new value: "换工作了，现在在X"
+_CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
+                      r"|提车")
+
+
+@dataclass(frozen=True)
+class _Slot:
+    predicate: str
+    kind: Kind
+    template: str
+    cue: re.Pattern[str]  # the sentence is about this slot
+    states: tuple[re.Pattern[str], ...]  # plain statements of its value, tried in order
+
+
+_V = r"(?P<obj>[^，,。；;！!？?]+)"
+_ROLE_WORD = (r"(?:工程师|经理|负责人|总监|主管|研究员|设计师|分析师|架构师|SRE|开发|测试|运营|产品"
+              r"|策划"
+              r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM)")
+_BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比亚迪|蔚来|理想(?= ?[A-Z])|小鹏|问界"
+           r"|极氪|五菱|吉利"
+           r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米SU7"
+           r"|Model [3SXY])")
+
+
+def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> _Slot:
+    return _Slot(predicate, kind, template, re.compile(cue, re.I),
+                 tuple(re.compile(s.replace("{V}", _V), re.I) for s in states))
+
+
+_SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold two (work, role)
+    _slot("production_environment", Kind.FACT, "用户的生产环境是{obj}。",
+          r"生产|线上(?!下)|服务器|机房|prod",
+          r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
+    _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
+          r"搬|(?<![记抓忍挡顶盯靠站撑守保稳困卡拦])住|定居|落户|安家|老家|生活|人在",
+          r"在{V}(?:定居|安家|落户|生活|住)", r"(?:住在|定居在|落户在|安家在|生活在|人在|住){V}",
+          r"(?:一直在|现在在){V}"),
+    _slot("team", Kind.PROFILE, "用户在{obj}。",
+          r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
+          r"|内部转",
+          r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群))",
+          r"(?:所在的是|在|属于){V}"),
+    _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
+          r"跳槽|入职|离职|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
+          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习)",
+          r"在{V}(?:上班|工作|任职|实习|做|当)"),
+    _slot("role", Kind.PROFILE, "用户是{obj}。",
+          rf"升职|晋升|转岗|当上|(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
+          rf"(?:担任|是|当|做)(?P<obj>[^，,。]*?{_ROLE_WORD})"),
+    _slot("drives", Kind.FACT, "用户开{obj}。",
+          rf"车|开的是|开着|开(?:一辆|辆)|{_BRANDS}",
+          r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
+    _slot("uses", Kind.FACT, "用户使用{obj}。",
+          r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|框架|编辑器|IDE|手机|电脑|云服务|CI\b"
+          r"|工具",
+          r"用的[\u4e00-\u9fff]{1,4}是{V}", r"(?:跑在|运行在|部署在){V}",
+          r"(?:用的是|一直用|在用|使用|用的){V}", r"一直在{V}"),
+)
+_WORK, _ROLE = _SLOTS[3], _SLOTS[4]
+
+
+def _clean(value: str, predicate: str) -> str:
+    value = _CUT.split(value, maxsplit=1)[0].strip()
+    previous = None
+    while previous != value:
+        previous = value
+        value = _TAIL.sub("", _LEAD.sub("", value.strip())).strip()
+        if predicate == "lives_in":
+            value = _LEAD_PLACE.sub("", value)
+    if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
+        value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
+    if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
+        value = named["name"]  # "一家叫星云科技的小创业公司"
+    return value
+
+
+def _state(slot: _Slot, text: str) -> str | None:
+    for pattern in slot.states:
+        if m := pattern.search(text):
+            value = _clean(m["obj"], slot.predicate)
+            if _valid(value):
+                return value
+    return None
+
+
+def _valid(value: str | None) -> bool:
+    return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "")
+
+
+_VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|一个多月|那边|这边|老家|公司"
+                    r"|单位"
+                    r"|这里|那里|家里")
+
+
+def read(sentence: str) -> list[Statement]:
+    """The slot values a Chinese sentence states, or the change it states; empty when it
+    states neither, states it of someone else, or only plans, asks or supposes it."""
+    text = sentence.strip()
+    slot = next((s for s in _SLOTS if s.cue.search(text)), None)
+    if not text or slot is None:
+        return []
+    changes = list(re.finditer(_CHANGE, text))
+    # what the speaker says up to the end of the clause of the new value: a plan or another
+    # person there is no change; what follows ("…，主要是想用它的数据结构") is a reason
+    said = text
+    if changes:
+        stop = re.search(r"[，,。；;]", text[changes[-1].end():])
+        said = text[: changes[-1].end() + (stop.start() if stop else len(text))]
+    clause = re.split(r"[，,]", text[: changes[-1].start()])[-1] if changes else text
+    if _NOT_DONE.search(said) or _NOT_DONE_IF.search(said) or _OTHER.match(clause) or (
+            _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text)):
+        return []
+    new: str | None = None
+    end = len(text)
+    if changes:
+        new, end = _clean(text[changes[-1].end():], slot.predicate), changes[-1].end()
+    now = re.search(r"现在(?:全部|都|已经|改|还是)?", text)
+    if (not _valid(new)) and now is not None:
+        new, end = _state(slot, text[now.end():]) or _clean(text[now.end():], slot.predicate), \
+            now.start()
+    old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None)
+    if (not changes and old is None and not _CHANGED.search(text)) or not _valid(new):
+        if changes or old is not None or _CHANGED.search(text):
+            # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
+            rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]
+            new = next((v for c in rest if (v := _state(slot, c))), None)
+            if not _valid(new):
+                return []
+        else:  # a plain statement
+            found = [Statement(s.predicate, v, None, s.kind, s.template)
+                     for s in ((_WORK, _ROLE) if slot in (_WORK, _ROLE) else (slot,))
+                     if s.cue.search(text) and (v := _state(s, text))]
+            return found
+    assert new is not None
+    old_value = _clean(old, slot.predicate) if old else None
+    if old_value is not None and (not old_value or old_value.casefold() == new.casefold()
+                                  or re.search(r"生产环境|数据库|服务器|线上|公司|这块|那套"
+                                               r"|云服务", old_value)):
+        old_value = None  # the 把-object was the topic, not the old value
+    found = [Statement(slot.predicate, new, old_value, slot.kind, slot.template, change=True)]
+    if slot is _WORK and (role := re.search(r"[，,](?:还是)?(?:做|当|担任)(?P<obj>[^，,。]+)",
+                                            text[end:])):
+        value = _clean(role["obj"], _ROLE.predicate)  # "我跳槽到腾讯了，做后端开发"
+        if _valid(value) and _ROLE.cue.search("做" + value):
+            found.append(Statement(_ROLE.predicate, value, None, _ROLE.kind, _ROLE.template,
+                                   change=True))
+    return found
