@@ -614,7 +614,7 @@ RULES: tuple[Rule, ...] = (
 
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 _JOKE = re.compile(r"\b(?:ha(?:ha)+|he(?:he)+|lol|lmao|rofl|jk|kidding)\b|开玩笑|😂|🤣", re.I)
-_LAUGH = re.compile(r"哈哈")  # the sentence it is in is not meant (a turn may laugh, then say)
+_LAUGH = re.compile(r"^哈哈")  # a sentence that opens laughing is not meant ("哈哈，我是猫")
 _LAUGH_AFTER = re.compile(r"[，,]?\s*哈{2,}[。！!~]*$")
 _HYPOTHETICAL = re.compile(r"\b(?:if I (?:were|was)|imagine|what if|suppos(?:e|ing)|pretend"
                            r"|hypothetically|let's say)\b|假如|如果我|要是我|假设|想象", re.I)
@@ -863,8 +863,12 @@ class RuleExtractor:
                     candidate = next((c for rule in self.rules
                                       if (c := _apply(rule, clause, turn, hedged)) is not None),
                                      None)
-                    candidates = [candidate] if candidate is not None else _read_zh(
-                        clause, turn, hedged, changes=False)
+                    plain = _read_zh(clause, turn, hedged, changes=False)
+                    if candidate is not None:  # the rule's, and any other slot stated beside
+                        said = {t.predicate for t in candidate.triples}
+                        plain = [candidate] + [c for c in plain if c.triples[0].predicate
+                                               not in said | {"uses"}]
+                    candidates = plain
                 for candidate in candidates:
                     t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())

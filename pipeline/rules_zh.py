@@ -61,8 +61,10 @@ _CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|�
 _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
                    rf"|个|一个)+")
 _TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|来|啦|呢|吧|的|工作|上班|住"
-                   r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班)+$")
-_TOOL_TAIL = re.compile(r"(?:来)?(?:写|记|编排|管理|跑|搭)的?$")  # "Python 3.8 写的"
+                   r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
+                   r"|安顿)+$")
+# "Python 3.8 写的"
+_TOOL_TAIL = re.compile(r"(?:(?<=[\sA-Za-z0-9])|来)(?:写|记|编排|管理|跑|搭)的?$")
 _TOOL_USE = re.compile(r"(?<=[A-Za-z0-9+#.])\s*(?:来)?(?:写|编排|管理|跑|搭|做"
                        r"|开发)[\u4e00-\u9fff]{0,4}$")
 _LEAD_PLACE = re.compile(r"^(?:老家|家乡|回)")
@@ -71,7 +73,9 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|升到|升至"
            r"|导到|导入到|转到|转去|转入|调到|调去|划到|划入|并入|入职|加入|跳槽到|跳槽去|跳到|去了"
            r"|来了"
-           r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做)了?")
+           r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
+           r"|入坑|统一改|全部改|都改"
+           r"|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -81,14 +85,14 @@ _OLD = [  # where a change names the value it ends; the first that matches
                r"|离开了?)(?P<old>[^，,。了]+)"),
     re.compile(r"(?P<old>[^，,。]+?)(?:那套|那个|这套)?(?:我们|我)?(?:已经|上个月|上周|去年|早就|就"
                r"|都)*"
-               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了)"),
+               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了)"),
     re.compile(r"以前(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
 ]
 
 
 # a change said without a verb that names the new value: "换工作了，现在在X"
 _CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
-                      r"|提车")
+                      r"|提车|辞职|裸辞|回老家|回国|搬离|离开")
 
 
 @dataclass(frozen=True)
@@ -103,10 +107,12 @@ class _Slot:
 _V = r"(?P<obj>[^，,。；;！!？?]+)"
 _ROLE_WORD = (r"(?:工程师|经理|负责人|总监|主管|研究员|设计师|分析师|架构师|SRE|开发|测试|运营|产品"
               r"|策划"
-              r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM)")
+              r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM|[Ll]ead|TL|Engineer"
+              r"|Manager|Director|Designer|Analyst|Architect|Developer|Scientist)")
 _BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比亚迪|蔚来|理想(?= ?[A-Z])|小鹏|问界"
            r"|极氪|五菱|吉利"
-           r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米SU7"
+           r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米 ?SU7|卡罗拉"
+           r"|凯美瑞|雅阁|思域|朗逸|帕萨特|速腾|迈腾|轩逸"
            r"|Model [3SXY])")
 
 
@@ -120,29 +126,37 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"生产|线上(?!下)|服务器|机房|prod",
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
-          r"搬|(?<![记抓忍挡顶盯靠站撑守保稳困卡拦])住|定居|落户|安家|老家|生活|人在",
-          r"在{V}(?:定居|安家|落户|生活|住)", r"(?:住在|定居在|落户在|安家在|生活在|人在|住){V}",
-          r"(?:一直在|现在在){V}"),
+          r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|人在"
+          r"|坐标|base",
+          r"在{V}(?:定居|安家|落户|生活|住)", r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
+                                    r"|base){V}",
+          r"(?:一直在|现在在){V}", r"^在{V}"),
     _slot("team", Kind.PROFILE, "用户在{obj}。",
           r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
           r"|内部转",
           r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群))",
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
-          r"跳槽|入职|离职|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
+          r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
           r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习)",
-          r"在{V}(?:上班|工作|任职|实习|做|当)"),
+          r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:上班|工作|任职|实习|做|当)", r"^在{V}"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
           rf"(?:担任|是|当|做)(?P<obj>[^，,。]*?{_ROLE_WORD})"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
-          rf"车|开的是|开着|开(?:一辆|辆)|{_BRANDS}",
+          rf"车|开的是|开着|开(?:一辆|辆)|(?:提|整|买|换)了辆|{_BRANDS}",
           r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
     _slot("uses", Kind.FACT, "用户使用{obj}。",
-          r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|框架|编辑器|IDE|手机|电脑|云服务|CI\b"
+          r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|主库|框架|编辑器|IDE|手机|电脑|云服务"
+          r"|CI\b|系统"
           r"|工具",
-          r"用的[\u4e00-\u9fff]{1,4}是{V}", r"(?:跑在|运行在|部署在){V}",
-          r"(?:用的是|一直用|在用|使用|用的){V}", r"一直在{V}"),
+          r"用的[\u4e00-\u9fff]{1,4}是{V}", r"(?:跑在|运行在|部署在|放在|托管在|停在){V}",
+          r"(?:用的是|一直用|在用|使用|用的){V}",
+          r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具)(?:统一|还|一直"
+          r"|都)*是{V}",
+          r"(?<=[记写存画剪聊跑做通公享])[\u4e00-\u9fff]{0,3}用{V}",
+          r"用(?P<obj>\s*[A-Za-z][^，,。]*)",
+          r"一直在{V}"),
 )
 _WORK, _ROLE = _SLOTS[3], _SLOTS[4]
 
@@ -172,7 +186,8 @@ def _state(slot: _Slot, text: str) -> str | None:
 
 
 def _valid(value: str | None) -> bool:
-    return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "")
+    return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
+        not re.search(r"一[家个所间]", value or ""))  # "上海一家医院": no name
 
 
 _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|一个多月|那边|这边|老家|公司"
@@ -180,52 +195,91 @@ _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|�
                     r"|这里|那里|家里")
 
 
+def _slot_of(text: str) -> _Slot | None:
+    """The first slot whose cue the sentence holds; a thing moved is not a home moved
+    ("把所有静态资源搬到…")."""
+    return next((s for s in _SLOTS if s.cue.search(text) and not (
+        s.predicate == "lives_in" and re.search(r"把[^，,]{1,12}?搬", text))), None)
+
+
+def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
+    """Someone else's change, or a change only planned, asked or supposed. What follows the
+    clause of the new value ("…，主要是想用它的数据结构") is a reason, not a condition."""
+    said, clause = text, text
+    if verb is not None:
+        stop = re.search(r"[，,。；;]", text[verb.end():])
+        said = text[: verb.end() + (stop.start() if stop else len(text))]
+        clause = re.split(r"[，,]", text[: verb.start()])[-1]
+    if is_change and (_NOT_DONE.search(said) or _NOT_DONE_IF.search(said)):
+        return True
+    return bool(_OTHER.match(clause)) or bool(
+        _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text))
+
+
+def _plain(slot: _Slot, text: str) -> list[Statement]:
+    """A plain statement of a value (two for work and role: "我在X做Y"), from a clause that
+    only states (no plan, no hearsay)."""
+    found = []
+    for s in ((_WORK, _ROLE) if slot in (_WORK, _ROLE) else (slot,)):
+        for part in re.split(r"[，,]", text):
+            if s.cue.search(part) and (v := _state(s, part)):
+                if not (_NOT_DONE.search(part) or _NOT_DONE_IF.search(part)):
+                    found.append(Statement(s.predicate, v, None, s.kind, s.template))
+                break
+    return found
+
+
+def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str | None, int]:
+    """The value a change ends on and where its statement starts: after the verb of change,
+    else after "现在…" ("以前X，现在Y")."""
+    new, end = (None, len(text)) if verb is None else (
+        _clean(text[verb.end():], slot.predicate), verb.end())
+    now = re.search(r"现在(?:全部|都|已经|改|还是|天天|每天)*(?:手上|手里|手头)?", text)
+    if not _valid(new) and now is not None:
+        new = _state(slot, text[now.end():]) or _clean(text[now.end():], slot.predicate)
+        end = now.start()
+    return new, end
+
+
+def _old_value(slot: _Slot, text: str, old: str | None, new: str,
+               verb: re.Match[str] | None) -> str | None:
+    value = _clean(old, slot.predicate) if old else None
+    if value is not None and (not value or value.casefold() == new.casefold() or re.search(
+            r"生产环境|数据库|服务器|线上|公司|这块|那套|云服务", value)):
+        value = None  # the 把-object was the topic, not the old value
+    if value is None and slot.predicate == "uses" and verb is not None and re.match(
+            r"升", verb.group()) and (product := re.match(r"(.+?)\s*v?\d[\d.]*$", new)):
+        value = product.group(1)  # an upgrade ends the older version: "PostgreSQL" 12
+    return value
+
+
 def read(sentence: str) -> list[Statement]:
     """The slot values a Chinese sentence states, or the change it states; empty when it
     states neither, states it of someone else, or only plans, asks or supposes it."""
     text = sentence.strip()
-    slot = next((s for s in _SLOTS if s.cue.search(text)), None)
-    if not text or slot is None:
+    slot = _slot_of(text) if text else None
+    if slot is None:
         return []
-    changes = list(re.finditer(_CHANGE, text))
-    # what the speaker says up to the end of the clause of the new value: a plan or another
-    # person there is no change; what follows ("…，主要是想用它的数据结构") is a reason
-    said = text
-    if changes:
-        stop = re.search(r"[，,。；;]", text[changes[-1].end():])
-        said = text[: changes[-1].end() + (stop.start() if stop else len(text))]
-    clause = re.split(r"[，,]", text[: changes[-1].start()])[-1] if changes else text
-    if _NOT_DONE.search(said) or _NOT_DONE_IF.search(said) or _OTHER.match(clause) or (
-            _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text)):
+    # the verb of change: the first one followed by a value ("升级到 Vue 3 了，…也换成了 X";
+    # "被调到了增长团队，风控那摊已经交接出去了")
+    verb = next((m for m in re.finditer(_CHANGE, text)
+                 if _valid(_clean(text[m.end():], slot.predicate))), None)
+    is_change = verb is not None or bool(_CHANGED.search(text)) or any(
+        p.search(text) for p in _OLD)
+    if _not_meant(text, verb, is_change):
         return []
-    new: str | None = None
-    end = len(text)
-    if changes:
-        new, end = _clean(text[changes[-1].end():], slot.predicate), changes[-1].end()
-    now = re.search(r"现在(?:全部|都|已经|改|还是)?", text)
-    if (not _valid(new)) and now is not None:
-        new, end = _state(slot, text[now.end():]) or _clean(text[now.end():], slot.predicate), \
-            now.start()
+    if not is_change:
+        return _plain(slot, text)
+    new, end = _new_value(slot, text, verb)
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None)
-    if (not changes and old is None and not _CHANGED.search(text)) or not _valid(new):
-        if changes or old is not None or _CHANGED.search(text):
-            # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
-            rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]
-            new = next((v for c in rest if (v := _state(slot, c))), None)
-            if not _valid(new):
-                return []
-        else:  # a plain statement
-            found = [Statement(s.predicate, v, None, s.kind, s.template)
-                     for s in ((_WORK, _ROLE) if slot in (_WORK, _ROLE) else (slot,))
-                     if s.cue.search(text) and (v := _state(s, text))]
-            return found
-    assert new is not None
-    old_value = _clean(old, slot.predicate) if old else None
-    if old_value is not None and (not old_value or old_value.casefold() == new.casefold()
-                                  or re.search(r"生产环境|数据库|服务器|线上|公司|这块|那套"
-                                               r"|云服务", old_value)):
-        old_value = None  # the 把-object was the topic, not the old value
-    found = [Statement(slot.predicate, new, old_value, slot.kind, slot.template, change=True)]
+    if not _valid(new):
+        # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
+        rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]
+        new = next((v for c in rest if (v := _state(slot, c))), None)
+    if new is None or not _valid(new):
+        return []
+    found = [Statement(slot.predicate, new, _old_value(slot, text, old, new, verb), slot.kind,
+                       slot.template, change=True)]
     if slot is _WORK and (role := re.search(r"[，,](?:还是)?(?:做|当|担任)(?P<obj>[^，,。]+)",
                                             text[end:])):
         value = _clean(role["obj"], _ROLE.predicate)  # "我跳槽到腾讯了，做后端开发"
