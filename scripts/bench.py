@@ -611,8 +611,18 @@ def bench_extract(args: argparse.Namespace) -> None:
     the held-out set (226 turns, English and Chinese, 45% small talk that must yield
     nothing; written independently and never used to write rules) by default, or the
     development set (345 turns; its misses guided the rules). A fact counts when predicate
-    and object (case, punctuation and person aside, or one containing the other) agree."""
+    and object (case, punctuation and person aside, or one containing the other) agree.
+    With --dataset (LoCoMo as published): the memories extracted by real workers against
+    LoCoMo's observations (scripts/extract_bench.py)."""
     import json
+
+    if args.dataset:
+        os.environ.setdefault("MEMQ_REDIS_DB", "10")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import extract_bench
+
+        extract_bench.run(args, _ingest)
+        return
 
     from memq.pipeline.rules import RuleExtractor
     from memq.schemas import Turn
@@ -811,6 +821,17 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--set", default="extraction_heldout.jsonl",
                    help="extraction_heldout.jsonl (never looked at while writing rules) or "
                         "extraction_labelled.jsonl (the development set)")
+    p.add_argument("--dataset", help="LoCoMo (locomo10.json as published): score the memories "
+                                     "real workers extract against its observations")
+    p.add_argument("--limit", type=int, default=0, help="--dataset: only the first N samples")
+    p.add_argument("--no-ingest", action="store_true", help="--dataset: the stores hold them "
+                                                            "already (e.g. after bench memory)")
+    p.add_argument("--workers", type=int, default=1, help="--dataset: worker processes")
+    p.add_argument("--sample", type=int, default=50, help="--dataset: memories to print")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--llm-base-url", help="--dataset: extract with this OpenAI-compatible "
+                                          "endpoint (MEMQ_LLM_BASE_URL for the workers)")
+    p.add_argument("--llm-model", help="--dataset: and this model (MEMQ_LLM_MODEL)")
     p.set_defaults(fn=bench_extract)
     p = sub.add_parser("recall")
     p.add_argument("--seed", type=int, default=7)

@@ -44,6 +44,7 @@ class Conversation:
     batches: list[IngestBatch]
     questions: list[Question]
     skipped_empty: int = 0
+    refs: dict[str, str] = field(default_factory=dict)  # LoCoMo dia_id -> the turn's ref
 
     @property
     def turns(self) -> int:
@@ -104,7 +105,7 @@ def _locomo(samples: list[dict], prefix: str) -> list[Conversation]:
             if cat in LOCOMO_CATEGORIES and gold:
                 questions.append(Question(q["question"], gold, LOCOMO_CATEGORIES[cat],
                                           str(q.get("answer", ""))))
-        out.append(Conversation(user, batches, questions, skipped))
+        out.append(Conversation(user, batches, questions, skipped, refs))
     return out
 
 
