@@ -16,11 +16,14 @@ OpenAI-compatible endpoint), then, per user:
 * per speaker (the memory's subject), per kind; and a seeded random sample of memories with
   the turn they came from, to judge by hand.
 
-``SUPPORT`` is fixed, not tuned per run: 0.5 with the default int8 MiniLM. Between a memory
-and an observation of the same turn, pairs at 0.5 and above read as the same fact in other
-words ("Jon lost his job as a banker." / "Jon lost his banking job."), pairs below it as
-different facts of one turn ("Gina likes dancing." / "Gina launched an ad campaign for her
-store."); the rule is the same for every extractor, so extractors are compared fairly.
+``SUPPORT`` is fixed, not tuned per run: 0.68 with the default int8 MiniLM, between what
+noise sharing a person's name scores against an observation of its turn ("Andrew's name is
+Fox Hollow." / "Andrew enjoys spotting pretty birds while hiking in places like Fox Hollow.":
+0.64; "Audrey likes it." / "Audrey's dogs … love exploring new parks": 0.50; "John is a
+shooting guard." / "John is a total movie fan.": 0.53) and what a restatement scores ("Jon lost
+his job as a banker." / "Jon lost his banking job.": 0.94; "Audrey has three dogs." / "Audrey
+has had her dogs named Pepper, Precious, and Panda for 3 years.": 0.70). The rule is the
+same for every extractor, so extractors are compared fairly.
 Last line: ``summary observation_recall=… supported_precision=… memories=… questions_cited=…``.
 """
 
@@ -38,7 +41,7 @@ from typing import Any
 import memory_bench
 import numpy as np
 
-SUPPORT = 0.5
+SUPPORT = 0.68
 
 
 @dataclass(frozen=True)
