@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from memq.pipeline import rules_zh
+from memq.pipeline import rules_en, rules_zh
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
@@ -812,6 +812,16 @@ def _candidate(turn: Turn, kind: Kind, triples: Sequence[tuple[str, str]], conte
         replaces=replaces, source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
+def _read_self(clause: str, turn: Turn, hedged: bool) -> list[CandidateMemory]:
+    """What a person says they did, do, own, love or plan (:mod:`memq.pipeline.rules_en`),
+    when no fixed rule took the clause."""
+    st = rules_en.read(clause, turn.timestamp) if not _CJK.search(clause) else None
+    if st is None:
+        return []
+    return [_candidate(turn, st.kind, [(st.predicate, st.object)], st.content, 0.75, 0.5,
+                       hedged=hedged, zh=False, old=None)]
+
+
 def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool
              ) -> list[CandidateMemory]:
     """The slot statements :func:`memq.pipeline.rules_zh.read` finds in a Chinese clause: its
@@ -863,7 +873,9 @@ class RuleExtractor:
                     candidate = next((c for rule in self.rules
                                       if (c := _apply(rule, clause, turn, hedged)) is not None),
                                      None)
-                    plain = _read_zh(clause, turn, hedged, changes=False)
+                    plain = _read_zh(clause, turn, hedged, changes=False) or _read_self(
+                        clause, turn, hedged) if candidate is None else _read_zh(
+                        clause, turn, hedged, changes=False)
                     if candidate is not None:  # the rule's, and any other slot stated beside
                         said = {t.predicate for t in candidate.triples}
                         plain = [candidate] + [c for c in plain if c.triples[0].predicate

@@ -1,0 +1,169 @@
+"""What a person tells about themselves in English, in the shape real chat has it: "I just got a
+new cutting-edge gaming system", "I've worked with Python and C++", "I'm learning this
+instrument", "I had a big win in my game last week". The fixed rules of
+:mod:`memq.pipeline.rules` catch known slots (job, city, pets, family …); this reader is their
+last resort, for the events, projects and pastimes people talk about, which is most of what
+a conversation partner would remember (LoCoMo's observations are mostly such sentences in
+the third person).
+
+A clause qualifies when the speaker is its subject ("I …"), its verb is one of things done,
+made, started, owned, learned or loved (:data:`_VERBS`; not "I think", "I hope", "I'm glad"),
+and what follows names something: no "you", no pronoun left dangling ("I love it", "they
+picked it up fast"), at least two words. Pure: a clause in, a statement out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memq.schemas import Kind
+
+
+@dataclass(frozen=True)
+class SelfStatement:
+    kind: Kind
+    predicate: str  # did (an event), does (a habit, a project), likes, has, plans
+    object: str  # the verb phrase, short: the triple's object
+    content: str  # "The user bought a metal detector."
+
+
+_ADV = (r"(?: (?:just|recently|finally|also|really|actually|always|usually|often|still|already"
+        r"|even|now|totally|definitely|officially|slowly|lately|first|both|all))*")
+_SELF = re.compile(rf"^I(?P<aux>'ve been|'ve| have been| have|'m| am| was| had){{0,1}}{_ADV}"
+                   r" (?P<verb>[a-z]+)\b(?P<rest>.*)$")
+# verb -> (predicate, kind); base, past and -ing forms
+_CLASSES = {
+    "did": (Kind.EVENT, """started joined got bought adopted moved went visited finished
+        graduated took made built created worked lived played learned learnt volunteered
+        attended won lost found signed ran read wrote painted cooked baked traveled travelled
+        hiked camped practiced practised trained taught studied decided tried met became
+        received completed launched opened organized organised participated competed
+        celebrated raised donated spent collected grew picked gave sold left quit entered
+        performed recorded released published designed planted rescued fostered hosted
+        helped passed earned booked explored discovered"""),
+    "does": (Kind.FACT, """start join get buy adopt work live play learn volunteer attend
+        run read write paint cook bake travel hike camp practice train teach study try
+        make build create collect grow own do perform record design plant foster host help
+        explore starting joining getting working living playing learning volunteering
+        running reading writing painting cooking baking traveling travelling hiking camping
+        practicing practising training teaching studying trying making building creating
+        collecting growing doing performing recording designing planting fostering hosting
+        helping exploring taking attending saving preparing organizing organising"""),
+    "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
+    "plans": (Kind.EVENT, "plan planned planning want wanted hope"),
+    "has": (Kind.FACT, "have had"),
+}
+_VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()}
+_NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
+_DANGLING = re.compile(r"\b(?:it|that|this|these|those|they|them|he|she|him|her|one|ones"
+                       r"|there|here|so|too)\b", re.I)
+_CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
+                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$", re.I)
+_PRONOUNS = ((r"\bmy\b", "their"), (r"\bmine\b", "theirs"), (r"\bmyself\b", "themselves"),
+             (r"\bme\b", "them"), (r"\bI'm\b", "they're"), (r"\bI\b", "they"))
+_AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
+        "'m": "is", " am": "is", " was": "was", " had": "had"}
+_PLAN = re.compile(r"^(?:to|on) \w+")  # "want to …", "plan on …"
+MAX_OBJECT = 80
+_FUNCTION = frozenset({
+    "to", "the", "a", "an", "of", "in", "on", "at", "for", "with", "and", "or", "some", "all",
+    "my", "their", "from", "by", "into", "out", "up", "about", "over", "just", "really", "so",
+    "very", "more", "much", "lot", "lots"})
+
+
+def _third(verb: str) -> str:
+    if verb in ("have",):
+        return "has"
+    if verb.endswith(("ed", "ing")) or verb in _PAST:
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", verb) else verb + "s"
+
+
+_PAST = set(_CLASSES["did"][1].split()) | {"had", "loved", "enjoyed", "wanted", "planned"}
+
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_N = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+      "a few": 3, "a couple of": 2, "couple of": 2, "few": 3, "several": 4}
+_RELATIVE = re.compile(
+    r"\b(?P<rel>yesterday|today|tonight|this morning|last night|(?:last|next) (?:week(?:end)?|month"
+    r"|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?P<n>a few|a couple of"
+    r"|couple of|several|an?|one|two|three|four|five|six|\d+) (?P<unit>days?|weeks?|months?"
+    r"|years?) ago)\b", re.I)
+
+
+def _day(when: datetime) -> str:
+    return f"{when.day} {when:%B %Y}"
+
+
+def resolve_dates(text: str, when: datetime) -> str:
+    """Times relative to when it was said, made absolute, in the words LoCoMo's answers use:
+    "last week" said on 9 June 2023 is "the week before 9 June 2023", "yesterday" is "on 8 June
+    2023", "last Friday" the date of that Friday, "two months ago" "two months before …"."""
+    def absolute(m: re.Match[str]) -> str:
+        rel = m["rel"].casefold()
+        if m["unit"]:
+            return f"{m['n']} {m['unit']} before {_day(when)}"
+        if rel == "yesterday":
+            return f"on {_day(when - timedelta(days=1))}"
+        if rel in ("today", "tonight", "this morning"):
+            return f"on {_day(when)}"
+        if rel == "last night":
+            return f"on the night of {_day(when - timedelta(days=1))}"
+        which, unit = rel.split()
+        if unit in _DAYS:
+            back = (when.weekday() - _DAYS.index(unit)) % 7 or 7
+            step = timedelta(days=back) if which == "last" else -timedelta(
+                days=(_DAYS.index(unit) - when.weekday()) % 7 or 7)
+            return f"on {_day(when - step)}"
+        if unit == "year":
+            return f"in {when.year - 1 if which == 'last' else when.year + 1}"
+        if unit == "month":
+            month = (when.month - 2) % 12 + 1 if which == "last" else when.month % 12 + 1
+            year = when.year - (which == "last" and when.month == 1) + (
+                which == "next" and when.month == 12)
+            return f"in {datetime(year, month, 1):%B %Y}"
+        return f"the {unit} {'before' if which == 'last' else 'after'} {_day(when)}"
+
+    return _RELATIVE.sub(absolute, text)
+
+
+def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
+    """What the speaker says they did, do, own, love or plan, in the third person ("The user
+    …", :mod:`rules` puts the speaker's name in), its relative times made absolute from
+    ``when`` it was said; None for anything else."""
+    m = _SELF.match(clause.strip())
+    if not m:
+        return None
+    aux, verb, tail = m["aux"] or "", m["verb"], m["rest"]
+    if aux in (" have", " had") and verb not in _VERBS:  # "I have two cats": the verb itself
+        aux, verb, tail = "", aux.strip(), f" {verb}{tail}"
+    got = _VERBS.get(verb)
+    if got is None or (aux in ("'m", " am") and not verb.endswith("ing")):
+        return None
+    predicate, kind = got
+    rest = _CUT.sub("", tail).strip(" ,.")
+    if predicate == "plans" and not _PLAN.match(rest):
+        return None  # "I want one so bad"
+    if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
+        return None  # "I had fun", "I have to go"
+    words = [w for w in re.findall(r"[\w'-]+", rest.casefold()) if w not in _FUNCTION]
+    if (len(words) < 2 or _NOT_ABOUT_SELF.search(rest) or _DANGLING.search(rest)
+            or len(rest) > 160):
+        return None
+    for pattern, repl in _PRONOUNS:
+        rest = re.sub(pattern, repl, rest)
+    phrase = f"{_AUX[aux]} {verb}" if aux else _third(verb)
+    adverbs = m.group(0)[1 + len(m["aux"] or ""): m.start("verb")].strip() if aux or not (
+        m["aux"]) else ""
+    said = " ".join(p for p in (adverbs, phrase, rest) if p)
+    obj = f"{verb} {rest}"
+    if len(obj) > MAX_OBJECT:
+        obj = obj[:MAX_OBJECT].rsplit(" ", 1)[0]
+    content = f"The user {said}."
+    return SelfStatement(kind, predicate, obj,
+                         resolve_dates(content, when) if when is not None else content)

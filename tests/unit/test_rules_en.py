@@ -1,0 +1,67 @@
+"""What a person tells about themselves in English chat (pipeline/rules_en.py): the events,
+projects and pastimes the fixed rules have no slot for, in their name, with absolute dates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memq.pipeline.rules import RuleExtractor
+from memq.pipeline.rules_en import read, resolve_dates
+from memq.schemas import Kind, Turn
+
+FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("clause", "content", "kind"), [
+    ("I bought a metal detector", "The user bought a metal detector.", Kind.EVENT),
+    ("I've worked with Python and C++", "The user has worked with Python and C++.", Kind.EVENT),
+    ("I'm taking a dog training course", "The user is taking a dog training course.", Kind.FACT),
+    ("I just got a new cutting-edge gaming system",
+     "The user just got a new cutting-edge gaming system.", Kind.EVENT),
+    ("I love going for walks by the lake", "The user loves going for walks by the lake.",
+     Kind.PREFERENCE),
+    ("I want to open my own bakery", "The user wants to open their own bakery.", Kind.EVENT),
+    ("I have two cats named Luna and Max", "The user has two cats named Luna and Max.",
+     Kind.FACT),
+])
+def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
+                                                  kind: Kind) -> None:
+    st = read(clause)
+    assert st is not None and (st.content, st.kind) == (content, kind)
+
+
+@pytest.mark.parametrize("clause", [
+    "I love it", "I think so", "I'm glad you liked the trip", "I hope you have fun",
+    "I want one so bad", "I had fun", "I have to go now", "I'm trying to practice",
+    "I made it to the top and they cheered", "I can't wait to see your photos",
+    "I know what you mean", "I bought some for you",
+])
+def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
+    assert read(clause) is None
+
+
+def test_relative_times_become_the_dates_they_meant() -> None:
+    assert resolve_dates("went last week", FRIDAY) == "went the week before 9 June 2023"
+    assert resolve_dates("ran yesterday", FRIDAY) == "ran on 8 June 2023"
+    assert resolve_dates("last Friday", FRIDAY) == "on 2 June 2023"  # a week back, not today
+    assert resolve_dates("last Sunday", FRIDAY) == "on 4 June 2023"
+    assert resolve_dates("next Monday", FRIDAY) == "on 12 June 2023"
+    assert resolve_dates("last month", datetime(2023, 1, 5, tzinfo=UTC)) == "in December 2022"
+    assert resolve_dates("two months ago", FRIDAY) == "two months before 9 June 2023"
+
+
+def test_a_named_speakers_statement_is_theirs_with_its_date() -> None:
+    turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY,
+                content="Wow, Dave, that's awesome! I booked a flight ticket to Boston last week.")
+    (c,) = RuleExtractor().extract([turn])
+    assert c.content == "Calvin booked a flight ticket to Boston the week before 9 June 2023."
+    assert (c.kind, c.triples[0].subject, c.triples[0].predicate) == (Kind.EVENT, "Calvin", "did")
+    assert c.confidence >= 0.7
+
+
+def test_a_fixed_rule_keeps_its_slot() -> None:
+    turn = Turn(turn_id="t1", role="user", content="I work at Acme Corp.", timestamp=FRIDAY)
+    assert [t.predicate for c in RuleExtractor().extract([turn]) for t in c.triples] == [
+        "works_at"]
