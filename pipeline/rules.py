@@ -667,6 +667,9 @@ _LEAD = {False: re.compile(r"^(?:now|currently|also|still)\s+", re.I),
          True: re.compile(r"^(?:了|现在|目前|已经|都)")}
 _JUNK = re.compile(r"it|that|this|them|these|those|one|so|too|much|me|him|her|here|there"
                    r"|(?:you|your)\b.*|它|这个|那个|这|那|(?:你|您).*", re.I)
+# an object that only points at something said before ("I love them for that", "I love this
+# genre"): without the turns around it, no memory (LoCoMo: "Audrey likes them for that.")
+_POINTING = re.compile(r"(?:it|that|this|these|those|them|they|one|ones|him|her)\b", re.I)
 _STRIP = " \t\n.,!?;:。！？；，、~…\"'“”‘’"
 _PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
@@ -774,7 +777,8 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     zh = bool(_CJK.search(rule.template))
     obj = _clean(match["obj"], zh, whole=rule.predicate == "remembers")
     if (not obj or len(obj) > MAX_OBJECT_CHARS or _JUNK.fullmatch(obj)
-            or (rule.reject is not None and rule.reject.match(obj))):
+            or (rule.reject is not None and rule.reject.match(obj))
+            or (not zh and _POINTING.match(obj))):
         return None
     obj = _third_person(obj, zh=zh, lead=rule.template.startswith("{Obj}"))
     values = {k: (v.lower() if k in _LOWER else v) if v else ""  # unmatched optional: ""

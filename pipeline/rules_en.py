@@ -32,7 +32,7 @@ class SelfStatement:
 _ADV = (r"(?: (?:just|recently|finally|also|really|actually|always|usually|often|still|already"
         r"|even|now|totally|definitely|officially|slowly|lately|first|both|all))*")
 _SELF = re.compile(rf"^I(?P<aux>'ve been|'ve| have been| have|'m| am| was| had){{0,1}}{_ADV}"
-                   r" (?P<verb>[a-z]+)\b(?P<rest>.*)$")
+                   r" (?P<verb>[a-z]+)\b(?!')(?P<rest>.*)$")  # "I won't" is no win
 # verb -> (predicate, kind); base, past and -ing forms
 _CLASSES = {
     "did": (Kind.EVENT, """started joined got bought adopted moved went visited finished
