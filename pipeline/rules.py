@@ -670,6 +670,10 @@ _JUNK = re.compile(r"it|that|this|them|these|those|one|so|too|much|me|him|her|he
 # an object that only points at something said before ("I love them for that", "I love this
 # genre"): without the turns around it, no memory (LoCoMo: "Audrey likes them for that.")
 _POINTING = re.compile(r"(?:it|that|this|these|those|them|they|one|ones|him|her)\b", re.I)
+# ... or holds a word that does, or is about the one spoken to ("likes how you find
+# inspiration", "likes making him happy", "likes their design" said of cars)
+_POINTS_BACK = re.compile(r"\b(?:you|your|yours|it|its|they|them|their|these|those|him|her|he"
+                          r"|she)\b", re.I)
 _STRIP = " \t\n.,!?;:。！？；，、~…\"'“”‘’"
 _PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
@@ -778,7 +782,9 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
     obj = _clean(match["obj"], zh, whole=rule.predicate == "remembers")
     if (not obj or len(obj) > MAX_OBJECT_CHARS or _JUNK.fullmatch(obj)
             or (rule.reject is not None and rule.reject.match(obj))
-            or (not zh and _POINTING.match(obj))):
+            or (not zh and (_POINTING.match(obj) or (
+                rule.kind is not Kind.INSTRUCTION
+                and _POINTS_BACK.search(obj.split(",")[0]))))):
         return None
     obj = _third_person(obj, zh=zh, lead=rule.template.startswith("{Obj}"))
     values = {k: (v.lower() if k in _LOWER else v) if v else ""  # unmatched optional: ""

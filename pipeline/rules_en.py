@@ -46,13 +46,14 @@ _CLASSES = {
     "does": (Kind.FACT, """start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
         make build create collect grow own do perform record design plant foster host help
-        explore starting joining getting working living playing learning volunteering
+        explore watch listen go did watching listening going starting joining getting
+        working living playing learning volunteering
         running reading writing painting cooking baking traveling travelling hiking camping
         practicing practising training teaching studying trying making building creating
         collecting growing doing performing recording designing planting fostering hosting
         helping exploring taking attending saving preparing organizing organising"""),
     "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
-    "plans": (Kind.EVENT, "plan planned planning want wanted hope"),
+    "plans": (Kind.EVENT, "plan planned planning want wanted hope gonna"),
     "has": (Kind.FACT, "have had"),
 }
 _VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()}
@@ -67,6 +68,16 @@ _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have":
         "'m": "is", " am": "is", " was": "was", " had": "had"}
 _PLAN = re.compile(r"^(?:to|on) \w+")  # "want to …", "plan on …"
 MAX_OBJECT = 80
+_VAGUE = frozenset({
+    "news", "challenge", "challenges", "milestone", "adventure", "setback", "time", "times",
+    "blast", "day", "days", "week", "feeling", "idea", "ideas", "question", "questions", "work",
+    "fun", "chance", "thing", "things", "stuff", "experience", "moment", "incident", "plan",
+    "plans", "update", "updates", "recommendations", "tips", "success", "progress", "do",
+    "recently", "lately", "today", "well", "going", "break", "rough", "patch"})
+_SOME = frozenset({
+    "some", "awesome", "great", "big", "good", "personal", "bit", "major", "huge", "new",
+    "unexpected", "little", "amazing", "few", "similar", "exciting", "cool", "nice", "crazy",
+    "wild", "hard", "tough", "busy", "fantastic", "incredible", "wonderful", "real", "an", "of"})
 _FUNCTION = frozenset({
     "to", "the", "a", "an", "of", "in", "on", "at", "for", "with", "and", "or", "some", "all",
     "my", "their", "from", "by", "into", "out", "up", "about", "over", "just", "really", "so",
@@ -83,7 +94,8 @@ def _third(verb: str) -> str:
     return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", verb) else verb + "s"
 
 
-_PAST = set(_CLASSES["did"][1].split()) | {"had", "loved", "enjoyed", "wanted", "planned"}
+_PAST = set(_CLASSES["did"][1].split()) | {"had", "loved", "enjoyed", "wanted", "planned",
+                                            "did"}
 
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -132,17 +144,75 @@ def resolve_dates(text: str, when: datetime) -> str:
     return _RELATIVE.sub(absolute, text)
 
 
+# "I'm passionate about X", "I'm super into X", "I'm a big fan of X": what the speaker loves
+_FOND = re.compile(rf"^I(?:'m| am){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
+                   r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about)"
+                   r" (?P<rest>.+)$")
+# "My GF and I just had …": the speaker with someone, in their name
+_WITH = re.compile(r"^(?:my|our) (?P<who>(?:\w+ ){0,2}?\w+),? and I\b(?P<rest>.*)$", re.I)
+
+
 def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     """What the speaker says they did, do, own, love or plan, in the third person ("The user
     …", :mod:`rules` puts the speaker's name in), its relative times made absolute from
-    ``when`` it was said; None for anything else."""
-    m = _SELF.match(clause.strip())
-    if not m:
+    ``when`` it was said; None for anything else. A clause after a dash ("It's been a rough
+    week - I gave in and bought …") is read too."""
+    text = clause.strip()
+    for part in (text, *re.split(r"\s[-–—]\s|:\s", text)[1:]):
+        if (st := _read(part.strip(), when)) is not None:
+            return st
+    return None
+
+
+def _dated(content: str, when: datetime | None) -> str:
+    return resolve_dates(content, when) if when is not None else content
+
+
+def _third_person(rest: str) -> str:
+    for pattern, repl in _PRONOUNS:
+        rest = re.sub(pattern, repl, rest)
+    return rest
+
+
+def _names_something(rest: str, *, at_least: int) -> bool:
+    """A phrase that names something of the speaker's: enough words beyond function words
+    and vague ones, nothing about the one spoken to, no pronoun pointing back."""
+    words = [w for w in re.findall(r"[\w'-]+", rest.casefold()) if w not in _FUNCTION]
+    return (len(words) >= at_least and not set(words) <= _VAGUE | _SOME and len(rest) <= 160
+            and not _NOT_ABOUT_SELF.search(rest) and not _DANGLING.search(rest))
+
+
+def _fond(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "I'm passionate about fixing up things" -> "The user loves fixing up things." """
+    if not (fond := _FOND.match(clause)):
         return None
+    rest = _CUT.sub("", fond["rest"]).strip(" ,.")
+    if not _names_something(rest, at_least=1):
+        return None
+    rest = _third_person(rest)
+    return SelfStatement(Kind.PREFERENCE, "likes", rest[:MAX_OBJECT],
+                         _dated(f"The user loves {rest}.", when))
+
+
+def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
+    """(aux, verb, what follows, its class) of an "I …" clause."""
     aux, verb, tail = m["aux"] or "", m["verb"], m["rest"]
     if aux in (" have", " had") and verb not in _VERBS:  # "I have two cats": the verb itself
         aux, verb, tail = "", aux.strip(), f" {verb}{tail}"
-    got = _VERBS.get(verb)
+    if verb == "gonna" and aux in ("'m", " am"):  # "I'm gonna be in Japan for a few months"
+        return "'m", "going", f" to{tail}", ("plans", Kind.EVENT)
+    return aux, verb, tail, _VERBS.get(verb)
+
+
+def _read(clause: str, when: datetime | None) -> SelfStatement | None:
+    if (st := _fond(clause, when)) is not None:
+        return st
+    who = None
+    if (both := _WITH.match(clause)) and not _NOT_ABOUT_SELF.search(both["who"]):
+        who, clause = both["who"], "I" + both["rest"]
+    if not (m := _SELF.match(clause)):
+        return None
+    aux, verb, tail, got = _verb(m)
     if got is None or (aux in ("'m", " am") and not verb.endswith("ing")):
         return None
     predicate, kind = got
@@ -151,12 +221,10 @@ def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
         return None  # "I want one so bad"
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
         return None  # "I had fun", "I have to go"
-    words = [w for w in re.findall(r"[\w'-]+", rest.casefold()) if w not in _FUNCTION]
-    if (len(words) < 2 or _NOT_ABOUT_SELF.search(rest) or _DANGLING.search(rest)
-            or len(rest) > 160):
+    if not _names_something(rest, at_least=2) or (who is not None and not (
+            aux or verb in _PAST)):
         return None
-    for pattern, repl in _PRONOUNS:
-        rest = re.sub(pattern, repl, rest)
+    rest = _third_person(rest)
     phrase = f"{_AUX[aux]} {verb}" if aux else _third(verb)
     adverbs = m.group(0)[1 + len(m["aux"] or ""): m.start("verb")].strip() if aux or not (
         m["aux"]) else ""
@@ -164,6 +232,9 @@ def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     obj = f"{verb} {rest}"
     if len(obj) > MAX_OBJECT:
         obj = obj[:MAX_OBJECT].rsplit(" ", 1)[0]
-    content = f"The user {said}."
-    return SelfStatement(kind, predicate, obj,
-                         resolve_dates(content, when) if when is not None else content)
+    if who is not None:  # plural: "The user and their GF just had …" (past or have only)
+        if aux in ("'ve", " have", "'ve been", " have been"):
+            said = said.replace("has been", "have been").replace("has ", "have ", 1)
+        return SelfStatement(kind, predicate, obj,
+                             _dated(f"The user and their {who} {said}.", when))
+    return SelfStatement(kind, predicate, obj, _dated(f"The user {said}.", when))

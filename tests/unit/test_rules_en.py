@@ -25,6 +25,13 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
     ("I want to open my own bakery", "The user wants to open their own bakery.", Kind.EVENT),
     ("I have two cats named Luna and Max", "The user has two cats named Luna and Max.",
      Kind.FACT),
+    ("I'm super into RPGs", "The user loves RPGs.", Kind.PREFERENCE),
+    ("My GF and I just had a great time volunteering at a pet shelter",
+     "The user and their GF just had a great time volunteering at a pet shelter.", Kind.FACT),
+    ("It's been a rough week - I gave in and bought some unhealthy snacks",
+     "The user gave in and bought some unhealthy snacks.", Kind.EVENT),
+    ("I'm gonna be in Japan for a few months", "The user is going to be in Japan for a few "
+     "months.", Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
@@ -36,7 +43,9 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "I love it", "I think so", "I'm glad you liked the trip", "I hope you have fun",
     "I want one so bad", "I had fun", "I have to go now", "I'm trying to practice",
     "I made it to the top and they cheered", "I can't wait to see your photos",
-    "I know what you mean", "I bought some for you",
+    "I know what you mean", "I bought some for you", "I won't quit",
+    "I've had some personal challenges", "I have some awesome news",
+    "I'm so into you", "My friend and I love you",
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
