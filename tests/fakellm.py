@@ -88,6 +88,7 @@ def rules_responder(request: dict[str, Any]) -> str:
     items = [{"content": c.content, "kind": str(c.kind), "confidence": c.confidence,
               "importance": c.importance, "entities": c.entities,
               "triples": [t.model_dump() for t in c.triples],
+              "replaces": [t.model_dump() for t in c.replaces],
               "source": [int(t[1:]) for t in c.source_turn_ids]}
              for c in RuleExtractor().extract(turns)]
     return json.dumps({"memories": items})

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memq.pipeline.prompts import AnswerError, load_json
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
-VERSION = "extract-memories-3"  # 2: named speakers; 3: diet, takes_medication
+VERSION = "extract-memories-4"  # 2: named speakers; 3: diet, takes_medication; 4: replaces
 
 _MAX_ENTITIES = 32
 _MAX_TRIPLES = 16
@@ -92,6 +92,9 @@ products, technologies), as written.
 "object"}}. The subject is "user" for facts about the user. The predicate is \
 snake_case; prefer one of: {", ".join(PREDICATES)}; use another snake_case verb \
 phrase only when none fits. The object is short.
+- "replaces": for a statement of change, the facts it ends, as triples like "triples" \
+("we switched from MySQL to PostgreSQL": [{{"subject": "user", "predicate": "uses", \
+"object": "MySQL"}}]); otherwise [].
 - "source": the bracketed numbers of the turns the memory comes from (at least one).
 
 Answer with ONLY a JSON object, no prose and no code fences, shaped like:
@@ -154,6 +157,7 @@ class ExtractedMemory(BaseModel):
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     entities: list[str] = Field(default_factory=list)
     triples: list[Triple] = Field(default_factory=list)
+    replaces: list[Triple] = Field(default_factory=list)
     source: list[int] = Field(min_length=1)
 
     @field_validator("content", mode="before")
@@ -179,7 +183,7 @@ class ExtractedMemory(BaseModel):
                 seen.setdefault(item.strip().casefold(), item.strip()[:200])
         return list(seen.values())[:_MAX_ENTITIES]
 
-    @field_validator("triples", mode="before")
+    @field_validator("triples", "replaces", mode="before")
     @classmethod
     def _triples(cls, value: Any) -> Any:
         """Malformed triples are dropped one by one: they are an aid, not the memory."""
@@ -265,6 +269,7 @@ def to_candidates(
                 importance=item.importance,
                 entities=item.entities,
                 triples=item.triples,
+                replaces=item.replaces[:8],
                 source_turn_ids=[turn.turn_id for turn in found],
                 valid_at=min(turn.timestamp for turn in found),
             )

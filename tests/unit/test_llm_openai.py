@@ -118,7 +118,7 @@ def test_protocols_and_names(extractor: OpenAIExtractor, judge: OpenAIJudge) -> 
     as_extractor: Extractor = extractor
     as_judge: Judge = judge
     assert as_extractor.name == "openai:fake-model"
-    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-3"
+    assert as_extractor.prompt_version == extract_memories.VERSION == "extract-memories-4"
     assert as_judge is judge
     assert judge.prompt_version == resolve_memory.VERSION
 
@@ -414,3 +414,16 @@ def test_the_prompt_names_the_speaker() -> None:
     assert '[1] user (Maria) at 2026-11-20T10:00:00+00:00: "I adopted a dog."' in user
     assert '[2] user at 2026-11-20T10:01:00+00:00: "Nice!"' in user
     assert "write their name" in extract_memories.render(turns)[0]["content"]
+
+
+def test_a_change_names_what_it_replaces() -> None:
+    item = memory("The user uses PostgreSQL.", "fact", [1], triples=[
+        {"subject": "user", "predicate": "uses", "object": "PostgreSQL"}], replaces=[
+        {"subject": "I", "predicate": "uses", "object": "MySQL"},
+        {"subject": "user", "predicate": "", "object": "x"}])  # a malformed one is dropped
+    answer = extract_memories.parse_answer(json.dumps({"memories": [item]}))
+    (candidate,) = extract_memories.to_candidates(answer, TURNS)
+    assert candidate.replaces == [Triple(subject="user", predicate="uses", object="MySQL")]
+    plain = extract_memories.parse_answer(json.dumps({"memories": [
+        memory("The user likes tea.", "preference", [1])]}))
+    assert extract_memories.to_candidates(plain, TURNS)[0].replaces == []
