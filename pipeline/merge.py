@@ -262,17 +262,17 @@ class _Planner:
         """A change ends the facts it names as replaced ("switched from MySQL"): the current
         memories stating them, older by event time, are superseded by ``successor`` (the
         memory that now states the candidate: new, extended or the duplicate it met)."""
-        gone = list(p.candidate.replaces)
+        gone, cand = p.candidate.replaces, p.candidate
         if not gone or successor is None:
             return
+        new = next((t.object for t in cand.triples), cand.content)
         holders = {m.id: self._view(m) for m in p.slot_memories}
         holders.update({mid: self.state[mid] for mid in self.added})
         for old in sorted(holders.values(), key=lambda m: m.id):
             said = next((t for t in old.triples for g in gone if _same_fact(t, g)), None)
             if (said is None or old.id == successor or not old.is_current
-                    or old.valid_at > p.candidate.valid_at):
+                    or old.valid_at > cand.valid_at):
                 continue
-            new = next((t.object for t in p.candidate.triples), p.candidate.content)
             self._close(p, old, successor, f"{said.predicate}: {said.object!r} replaced by "
                                            f"{new!r}")
 

@@ -675,29 +675,10 @@ _POINTING = re.compile(r"(?:it|that|this|these|those|them|they|one|ones|him|her)
 _POINTS_BACK = re.compile(r"\b(?:you|your|yours|it|its|they|them|their|these|those|him|her|he"
                           r"|she)\b", re.I)
 _STRIP = " \t\n.,!?;:。！？；，、~…\"'“”‘’"
-_PRONOUNS = tuple((re.compile(p), r) for p, r in (
-    (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
-    (r"\bI'll\b", "they'll"), (r"\bI'd\b", "they'd"), (r"\bI was\b", "they were"),
-    (r"\bI\b", "they"), (r"\b[Mm]yself\b", "themselves"), (r"\b[Mm]ine\b", "theirs"),
-    (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them")))
 _EXPAND = (("I'm ", "I am "), ("I've ", "I have "), ("I'll ", "I will "), ("I'd ", "I would "),
            ("don't ", "do not "), ("can't ", "cannot "))
 _LEAD_I = re.compile(r"I((?: (?:always|never|usually|often|also|really|just|still))*) ([a-z]+)"
                      r"\b(.*)", re.S)
-_UNCHANGED = {"can", "cannot", "could", "should", "must", "might", "may", "will", "would",
-              "shall", "had", "did", "was"}
-_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes"}
-
-
-def _conjugate(verb: str) -> str:
-    """Third person singular of the verb after a leading "I"."""
-    if verb in _UNCHANGED or verb.endswith("ed") or verb in _IRREGULAR:
-        return _IRREGULAR.get(verb, verb)
-    if re.search(r"(?:s|sh|ch|x|z)$", verb):
-        return verb + "es"
-    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", verb) else verb + "s"
-
-
 def _third_person(text: str, *, zh: bool, lead: bool) -> str:
     """First person to third: "I'm allergic to my cat" → "The user is allergic to their cat"."""
     if zh:
@@ -706,12 +687,10 @@ def _third_person(text: str, *, zh: bool, lead: bool) -> str:
         for short, long in _EXPAND:
             text = text.replace(short, long) if text.startswith("I") else text
         if m := _LEAD_I.match(text):
-            text = f"The user{m[1]} {_conjugate(m[2])}{m[3]}"
+            text = f"The user{m[1]} {rules_en.conjugate(m[2])}{m[3]}"
         elif text[:3].lower() == "my ":
             text = "The user's " + text[3:]
-    for pattern, repl in _PRONOUNS:
-        text = pattern.sub(repl, text)
-    return text
+    return rules_en.third_person(text)
 
 
 def _article(word: str) -> str:
@@ -872,27 +851,28 @@ class RuleExtractor:
         for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
-            read: set[str] = set()  # sentences whose change was taken whole
+            whole: dict[str, list[CandidateMemory]] = {}  # a sentence's change, read once
             for clause, hedged, sentence in _statements(turn.content):
-                if sentence in read:
-                    continue
-                candidates = _read_zh(sentence, turn, hedged, changes=True)
-                if candidates:
-                    read.add(sentence)
+                first = sentence not in whole
+                if first:
+                    whole[sentence] = _read_zh(sentence, turn, hedged, changes=True)
+                if whole[sentence]:  # taken whole, with its first clause
+                    candidates = whole[sentence] if first else []
                 else:
-                    candidate = next((c for rule in self.rules
-                                      if (c := _apply(rule, clause, turn, hedged)) is not None),
-                                     None)
-                    plain = _read_zh(clause, turn, hedged, changes=False) or _read_self(
-                        clause, turn, hedged) if candidate is None else _read_zh(
-                        clause, turn, hedged, changes=False)
-                    if candidate is not None:  # the rule's, and any other slot stated beside
-                        said = {t.predicate for t in candidate.triples}
-                        plain = [candidate] + [c for c in plain if c.triples[0].predicate
-                                               not in said | {"uses"}]
-                    candidates = plain
+                    candidates = self._from_clause(clause, turn, hedged)
                 for candidate in candidates:
                     t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate
         return list(found.values())
+
+    def _from_clause(self, clause: str, turn: Turn, hedged: bool) -> list[CandidateMemory]:
+        """The first fixed rule's memory and any other slot the Chinese reader finds beside it;
+        else the Chinese reader's plain statements; else what the speaker says of themselves."""
+        candidate = next((c for rule in self.rules
+                          if (c := _apply(rule, clause, turn, hedged)) is not None), None)
+        plain = _read_zh(clause, turn, hedged, changes=False)
+        if candidate is None:
+            return plain or _read_self(clause, turn, hedged)
+        said = {t.predicate for t in candidate.triples}
+        return [candidate] + [c for c in plain if c.triples[0].predicate not in said | {"uses"}]

@@ -62,8 +62,12 @@ _DANGLING = re.compile(r"\b(?:it|that|this|these|those|they|them|he|she|him|her|
                        r"|there|here|so|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$", re.I)
-_PRONOUNS = ((r"\bmy\b", "their"), (r"\bmine\b", "theirs"), (r"\bmyself\b", "themselves"),
-             (r"\bme\b", "them"), (r"\bI'm\b", "they're"), (r"\bI\b", "they"))
+# first person to third, in any text ("my" -> "their", "I was" -> "they were")
+PRONOUNS = tuple((re.compile(p), r) for p, r in (
+    (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
+    (r"\bI'll\b", "they'll"), (r"\bI'd\b", "they'd"), (r"\bI was\b", "they were"),
+    (r"\bI\b", "they"), (r"\b[Mm]yself\b", "themselves"), (r"\b[Mm]ine\b", "theirs"),
+    (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them")))
 _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
         "'m": "is", " am": "is", " was": "was", " had": "had"}
 _PLAN = re.compile(r"^(?:to|on) \w+")  # "want to …", "plan on …"
@@ -84,18 +88,31 @@ _FUNCTION = frozenset({
     "very", "more", "much", "lot", "lots"})
 
 
-def _third(verb: str) -> str:
-    if verb in ("have",):
-        return "has"
-    if verb.endswith(("ed", "ing")) or verb in _PAST:
+_PAST = set(_CLASSES["did"][1].split()) | {"had", "loved", "enjoyed", "wanted", "planned",
+                                            "did"}
+
+_UNCHANGED = {"can", "cannot", "could", "should", "must", "might", "may", "will", "would",
+              "shall", "had", "did", "was"}
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes"}
+
+
+def conjugate(verb: str) -> str:
+    """Third person singular of a verb said after "I" ("bought" and "learning" stay)."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb in _UNCHANGED or verb.endswith(("ed", "ing")) or verb in _PAST:
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return verb + "es"
     return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", verb) else verb + "s"
 
 
-_PAST = set(_CLASSES["did"][1].split()) | {"had", "loved", "enjoyed", "wanted", "planned",
-                                            "did"}
+def third_person(text: str) -> str:
+    """First-person words to third ("my dog" -> "their dog")."""
+    for pattern, repl in PRONOUNS:
+        text = pattern.sub(repl, text)
+    return text
+
 
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -168,12 +185,6 @@ def _dated(content: str, when: datetime | None) -> str:
     return resolve_dates(content, when) if when is not None else content
 
 
-def _third_person(rest: str) -> str:
-    for pattern, repl in _PRONOUNS:
-        rest = re.sub(pattern, repl, rest)
-    return rest
-
-
 def _names_something(rest: str, *, at_least: int) -> bool:
     """A phrase that names something of the speaker's: enough words beyond function words
     and vague ones, nothing about the one spoken to, no pronoun pointing back."""
@@ -189,7 +200,7 @@ def _fond(clause: str, when: datetime | None) -> SelfStatement | None:
     rest = _CUT.sub("", fond["rest"]).strip(" ,.")
     if not _names_something(rest, at_least=1):
         return None
-    rest = _third_person(rest)
+    rest = third_person(rest)
     return SelfStatement(Kind.PREFERENCE, "likes", rest[:MAX_OBJECT],
                          _dated(f"The user loves {rest}.", when))
 
@@ -224,8 +235,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if not _names_something(rest, at_least=2) or (who is not None and not (
             aux or verb in _PAST)):
         return None
-    rest = _third_person(rest)
-    phrase = f"{_AUX[aux]} {verb}" if aux else _third(verb)
+    rest = third_person(rest)
+    phrase = f"{_AUX[aux]} {verb}" if aux else conjugate(verb)
     adverbs = m.group(0)[1 + len(m["aux"] or ""): m.start("verb")].strip() if aux or not (
         m["aux"]) else ""
     said = " ".join(p for p in (adverbs, phrase, rest) if p)
