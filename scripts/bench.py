@@ -871,8 +871,15 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--workers", default="1,4,8", help="memq worker process counts")
     p.add_argument("--mem0", default="session,async8,per-turn",
                    help="mem0 modes (session,async8,per-turn) or none")
+    p.add_argument("--dataset", help="a public benchmark file as published (LoCoMo's "
+                   "locomo10.json or LongMemEval's instances, e.g. ../shared/data/"
+                   "locomo-dev.json); without it, the bundled generated corpus")
+    p.add_argument("--users", default="1,4",
+                   help="--dataset: user counts, one run each (a conversation per user)")
+    p.add_argument("--turns", type=int, default=300,
+                   help="--dataset: turns per run, split evenly over the users")
     p.add_argument("--sessions", type=int, default=4,
-                   help="sessions of 20 turns per user (4 users)")
+                   help="the bundled corpus: sessions of 20 turns per user (4 users)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--warmup", type=int, default=60,
                    help="at most this many memq passes before the first measured run, not "

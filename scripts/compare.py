@@ -1,8 +1,11 @@
 """``scripts/bench compare``: memq against mem0 2.2.1 on the same turns, in one run.
 
-Both systems get the same bundled conversations (``recall_corpus``: four two-speaker
-conversations, English and Chinese, the first ``--sessions`` sessions of 20 turns each),
-fed session by session, and the same stub OpenAI-compatible LLM (its own process, answering
+Both systems get the same turns, fed session by session: with ``--dataset``, a public
+benchmark file as published (LoCoMo's ``locomo10.json``; ``--turns`` of it split evenly over
+each of ``--users``' counts of conversations, one user each, a run per count); without it, the
+bundled generated conversations (``recall_corpus``: four two-speaker conversations, English
+and Chinese, the first ``--sessions`` sessions of 20 turns each, a quarter of real turns'
+length). They get the same stub OpenAI-compatible LLM (its own process, answering
 after a fixed latency with one short memory per user turn, in each system's own answer
 format), and both embed with the same int8 ONNX MiniLM.
 
@@ -17,9 +20,11 @@ format), and both embed with the same int8 ONNX MiniLM.
   process's.
 
 The stub's own CPU is left out of both: it stands in for a remote LLM. Runs are interleaved
-(memq, mem0, memq, per round); each figure is the median over rounds. Prints one table, the
-load average, writes a PNG, and ends with ``summary ratio_0ms=… ratio_300ms=…
-cpu_ms_per_turn=…``.
+(memq, mem0, memq, per round); each figure is the median over rounds. Prints the input's
+turn lengths, one table (a row per system, mode, user count and latency), the load average,
+writes a PNG, and ends with ``summary ratio_0ms=… ratio_300ms=… cpu_ms_per_turn=…``: the
+lowest ratio of memq's fastest row to mem0's fastest over the user counts, and the highest
+CPU per turn of memq's fastest row at the lowest latency.
 """
 
 from __future__ import annotations
@@ -153,6 +158,44 @@ def bundled_turns(sessions: int) -> list[dict[str, str]]:
     return [t for group in by_session for t in group]
 
 
+def dataset_turns(path: str, users: int, total: int) -> list[dict[str, str]]:
+    """``total`` turns of a public benchmark file (LoCoMo or LongMemEval, as published; read
+    by ``memory_bench.load``), split evenly over the first ``users`` conversations, each
+    user's from its first session on (the last session cut short), ordered as sessions end
+    across users (s1 of every user, then s2, …). Empty published turns are skipped."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from memory_bench import load
+
+    _, conversations = load(path, "cmp")
+    if len(conversations) < users:
+        raise SystemExit(f"compare: {path} has {len(conversations)} conversations, "
+                         f"fewer than --users {users}")
+    per_user = total // users
+    by_user: list[list[list[dict[str, str]]]] = []
+    for n, c in enumerate(conversations[:users]):
+        sessions, taken = [], 0
+        for batch in c.batches:
+            take = batch.turns[:per_user - taken]
+            if not take:
+                break
+            sessions.append([{"user_id": f"u{n}", "session_id": batch.session_id,
+                              "role": t.role, "content": t.content,
+                              "speaker": t.speaker or "",
+                              "timestamp": t.timestamp.isoformat() if t.timestamp else ""}
+                             for t in take])
+            taken += len(take)
+        by_user.append(sessions)
+    rounds = max(len(s) for s in by_user)
+    return [t for i in range(rounds) for s in by_user if i < len(s) for t in s[i]]
+
+
+def lengths(turns: list[dict[str, str]]) -> str:
+    """The turn-length distribution (characters): mean, p50, p90, max."""
+    chars = sorted(len(t["content"]) for t in turns)
+    return (f"turn length mean {statistics.mean(chars):.0f} chars, p50 {_pct(chars, 0.5)}, "
+            f"p90 {_pct(chars, 0.9)}, max {chars[-1]}")
+
+
 def sessions_of(turns: list[dict[str, str]]) -> Iterator[tuple[str, str, list[dict[str, str]]]]:
     for (user, session), group in groupby(turns, key=lambda t: (t["user_id"], t["session_id"])):
         yield user, session, list(group)
@@ -272,7 +315,7 @@ def run_memq(turns: list[dict[str, str]], workers: Workers, stub: Stub) -> dict[
     for user, session, group in sessions_of(turns):
         users.add(f"cmp-{tag}-{user}")
         messages = [{"role": t["role"], "content": t["content"], "name": t.get("speaker"),
-                     "timestamp": t["timestamp"]} for t in group]
+                     "timestamp": t.get("timestamp") or None} for t in group]
         t0 = time.perf_counter()
         ids += client.add(f"cmp-{tag}-{user}", messages, session_id=session)
         enqueue_ms.append(1000 * (time.perf_counter() - t0))
@@ -386,6 +429,15 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def corpora(args: Any) -> list[tuple[int, list[dict[str, str]]]]:
+    """(users, turns) for each run: ``--dataset``'s turns for each of ``--users``, or the
+    bundled corpus (its four users)."""
+    if not args.dataset:
+        return [(4, bundled_turns(args.sessions))]
+    return [(int(u), dataset_turns(args.dataset, int(u), args.turns))
+            for u in args.users.split(",")]
+
+
 def main(args: Any) -> None:
     import logging
 
@@ -396,23 +448,26 @@ def main(args: Any) -> None:
     latencies = [int(x) for x in args.latencies.split(",")]
     worker_counts = [int(x) for x in args.workers.split(",")]
     modes = [m for m in args.mem0.split(",") if m and m != "none"]
-    turns = bundled_turns(args.sessions)
+    sets = corpora(args)
     stub = Stub()
     python = mem0_python() if modes else None
     logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-        f.writelines(json.dumps(t, ensure_ascii=False) + "\n" for t in turns)
-        turns_file = Path(f.name)
-    users = len({t["user_id"] for t in turns})
-    print(f"{len(turns)} turns, {users} users, {len(turns) // 20} sessions of 20 turns; "
-          f"LLM latencies {latencies} ms; {args.rounds} round(s); load average "
+    name = args.dataset or "the bundled corpus (recall_corpus, generated)"
+    print(f"dataset {name}; LLM latencies {latencies} ms; {args.rounds} round(s); load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    load = []
+    runs: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+    load: list[float] = []
     warm_passes = [args.warmup] if args.warmup else []
+    files = []
+    for users, turns in sets:
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            f.writelines(json.dumps(t, ensure_ascii=False) + "\n" for t in turns)
+            files.append(Path(f.name))
+        print(f"{users} user(s): {len(turns)} turns, "
+              f"{len(list(sessions_of(turns)))} sessions; {lengths(turns)}", flush=True)
 
-    def memq_runs(n: int) -> None:
+    def memq_runs(n: int, users: int, turns: list[dict[str, str]]) -> None:
         workers = Workers(n, stub.base_url, logdir)
         try:
             warm_up(workers, stub, n)
@@ -421,42 +476,44 @@ def main(args: Any) -> None:
             for latency in latencies:
                 stub.latency_s = latency / 1000
                 r = run_memq(turns, workers, stub)
-                runs.setdefault((f"memq {n} proc", latency), []).append(r)
+                runs.setdefault((f"memq {n} proc", users, latency), []).append(r)
                 load.append(os.getloadavg()[0])
-                print(f"  memq {n} proc @ {latency} ms: {r['turns'] / r['seconds']:.1f} turns/s",
-                      flush=True)
+                print(f"  memq {n} proc, {users} user(s) @ {latency} ms: "
+                      f"{r['turns'] / r['seconds']:.1f} turns/s", flush=True)
         finally:
             workers.stop()
 
     with forgetting_at_the_end():
         for round_no in range(args.rounds):
             print(f"round {round_no + 1}", flush=True)
-            for i, n in enumerate(worker_counts):
-                memq_runs(n)
-                # mem0 between memq's runs: memq, mem0, memq, mem0
-                for mode in (modes if i == 0 else []):
-                    for latency in latencies:
-                        stub.latency_s = latency / 1000
-                        assert python is not None
-                        r = run_mem0(python, turns_file, mode, stub)
-                        runs.setdefault((f"mem0 {mode}", latency), []).append(r)
-                        load.append(os.getloadavg()[0])
-                        print(f"  mem0 {mode} @ {latency} ms: "
-                              f"{r['turns'] / r['seconds']:.1f} turns/s", flush=True)
+            for (users, turns), turns_file in zip(sets, files, strict=True):
+                for i, n in enumerate(worker_counts):
+                    memq_runs(n, users, turns)
+                    # mem0 between memq's runs: memq, mem0, memq, mem0
+                    for mode in (modes if i == 0 else []):
+                        for latency in latencies:
+                            stub.latency_s = latency / 1000
+                            assert python is not None
+                            r = run_mem0(python, turns_file, mode, stub)
+                            runs.setdefault((f"mem0 {mode}", users, latency), []).append(r)
+                            load.append(os.getloadavg()[0])
+                            print(f"  mem0 {mode}, {users} user(s) @ {latency} ms: "
+                                  f"{r['turns'] / r['seconds']:.1f} turns/s", flush=True)
     stub.stop()
-    turns_file.unlink()
-    report(runs, latencies, len(turns), load, args)
+    for turns_file in files:
+        turns_file.unlink()
+    report(runs, latencies, load, args)
 
 
-def report(runs: dict[tuple[str, int], list[dict[str, Any]]], latencies: list[int],
-           n_turns: int, load: list[float], args: Any) -> None:
+def report(runs: dict[tuple[str, int, int], list[dict[str, Any]]], latencies: list[int],
+           load: list[float], args: Any) -> None:
     rows = []
-    for (system, latency), rs in runs.items():
+    for (system, users, latency), rs in runs.items():
         rate = statistics.median(r["turns"] / r["seconds"] for r in rs)
         enqueue = [x for r in rs for x in r.get("enqueue_ms", [])]
         rows.append({
-            "system": system, "latency_ms": latency, "turns_per_s": rate,
-            "rates": [r["turns"] / r["seconds"] for r in rs],
+            "system": system, "users": users, "latency_ms": latency, "turns_per_s": rate,
+            "turns": rs[0]["turns"], "rates": [r["turns"] / r["seconds"] for r in rs],
             "cpu_ms_per_turn": statistics.median(1000 * r["cpu_s"] / r["turns"] for r in rs),
             "calls_per_turn": statistics.median(r["calls"] / r["turns"] for r in rs),
             "chars_per_turn": statistics.median(r["chars"] / r["turns"] for r in rs),
@@ -466,35 +523,44 @@ def report(runs: dict[tuple[str, int], list[dict[str, Any]]], latencies: list[in
                           for name in rs[0].get("cpu_split", {})},
             "enqueue_p50": _pct(enqueue, 0.5) if enqueue else None,
             "enqueue_p99": _pct(enqueue, 0.99) if enqueue else None})
-    best = {lat: max((r for r in rows if r["latency_ms"] == lat and r["system"].startswith(
-        "mem0")), key=lambda r: r["turns_per_s"], default=None) for lat in latencies}
-    print(f"\n{'system':<16} {'LLM ms':>6} {'turns/s':>8} {'runs':>17} {'ratio':>6} "
-          f"{'calls/turn':>10} {'chars/turn':>10} {'CPU ms/turn':>11} {'memories':>8} "
-          f"{'enqueue p50/p99 ms':>18}")
-    for r in sorted(rows, key=lambda r: (r["latency_ms"], r["system"])):
-        ref = best[r["latency_ms"]]
+    cells = sorted({(r["users"], r["latency_ms"]) for r in rows})
+
+    def top(prefix: str, users: int, latency: int) -> dict[str, Any] | None:
+        return max((r for r in rows if (r["users"], r["latency_ms"]) == (users, latency)
+                    and r["system"].startswith(prefix)),
+                   key=lambda r: r["turns_per_s"], default=None)
+
+    print(f"\n{'system':<16} {'users':>5} {'LLM ms':>6} {'turns/s':>8} {'runs':>17} "
+          f"{'ratio':>6} {'calls/turn':>10} {'chars/turn':>10} {'CPU ms/turn':>11} "
+          f"{'memories':>8} {'enqueue p50/p99 ms':>18}")
+    order = sorted(rows, key=lambda r: (r["users"], r["latency_ms"], r["system"]))
+    for r in order:
+        ref = top("mem0", r["users"], r["latency_ms"])
         ratio = f"{r['turns_per_s'] / ref['turns_per_s']:.2f}" if ref else "-"
         enq = (f"{r['enqueue_p50']:.1f} / {r['enqueue_p99']:.1f}"
                if r["enqueue_p50"] is not None else "-")
         spread = "/".join(f"{x:.1f}" for x in r["rates"])
         stored = r["memories"] if r["memories"] >= 0 else "-"
-        print(f"{r['system']:<16} {r['latency_ms']:>6} {r['turns_per_s']:>8.1f} {spread:>17} "
-              f"{ratio:>6} {r['calls_per_turn']:>10.3f} {r['chars_per_turn']:>10,.0f} "
-              f"{r['cpu_ms_per_turn']:>11.1f} {stored:>8} {enq:>18}"
-              + (f"  FAILED {r['failed']}" if r["failed"] else ""))
-    for r in sorted(rows, key=lambda r: (r["latency_ms"], r["system"])):
+        print(f"{r['system']:<16} {r['users']:>5} {r['latency_ms']:>6} {r['turns_per_s']:>8.1f} "
+              f"{spread:>17} {ratio:>6} {r['calls_per_turn']:>10.3f} "
+              f"{r['chars_per_turn']:>10,.0f} {r['cpu_ms_per_turn']:>11.1f} {stored:>8} "
+              f"{enq:>18}" + (f"  FAILED {r['failed']}" if r["failed"] else ""))
+    for r in order:
         if r["cpu_split"]:
-            print(f"  {r['system']} @ {r['latency_ms']} ms, CPU ms/turn by process: " + ", ".join(
-                f"{name} {ms:.1f}" for name, ms in r["cpu_split"].items()))
-    print("ratio: turns/s over mem0's best mode at the same latency; CPU over every process "
-          "(memq: workers, Redis, Chroma, Neo4j, enqueue; mem0: its process); stub LLM excluded")
+            print(f"  {r['system']}, {r['users']} user(s) @ {r['latency_ms']} ms, CPU ms/turn "
+                  "by process: " + ", ".join(f"{name} {ms:.1f}"
+                                             for name, ms in r["cpu_split"].items()))
+    print("ratio: turns/s over mem0's best mode at the same users and latency; CPU over every "
+          "process (memq: workers, Redis, Chroma, Neo4j, enqueue; mem0: its process); stub "
+          "LLM excluded")
     load_s = f"{min(load):.2f}-{max(load):.2f}" if load else "?"
     print(f"load average during runs: {load_s}; now "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     png = Path(args.png)
     png.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"rows": rows, "turns": n_turns, "load": load_s}, f)
+        json.dump({"rows": rows, "turns": max(r["turns"] for r in rows) if rows else 0,
+                   "load": load_s, "dataset": args.dataset or "generated"}, f)
     if (cache_python := mem0_python_if_made()) is not None:
         subprocess.run([str(cache_python), str(REPO / "scripts" / "compare_mem0.py"), "plot",
                         "--results", f.name, "--png", str(png)], check=False)
@@ -502,15 +568,15 @@ def report(runs: dict[tuple[str, int], list[dict[str, Any]]], latencies: list[in
     os.unlink(f.name)
     summary = []
     for lat in (0, 300):
-        mine = [r for r in rows if r["latency_ms"] == lat and r["system"].startswith("memq")]
-        if mine and best.get(lat):
-            top = max(mine, key=lambda r: r["turns_per_s"])
-            summary.append(f"ratio_{lat}ms={top['turns_per_s'] / best[lat]['turns_per_s']:.2f}")
-    memq0 = [r for r in rows if r["system"].startswith("memq")
-             and r["latency_ms"] == min(latencies)]
-    if memq0:
-        top = max(memq0, key=lambda r: r["turns_per_s"])
-        summary.append(f"cpu_ms_per_turn={top['cpu_ms_per_turn']:.1f}")
+        ratios = [mine["turns_per_s"] / ref["turns_per_s"] for users, latency in cells
+                  if latency == lat and (mine := top("memq", users, lat))
+                  and (ref := top("mem0", users, lat))]
+        if ratios:
+            summary.append(f"ratio_{lat}ms={min(ratios):.2f}")
+    cpu = [mine["cpu_ms_per_turn"] for users, latency in cells if latency == min(latencies)
+           and (mine := top("memq", users, latency))]
+    if cpu:
+        summary.append(f"cpu_ms_per_turn={max(cpu):.1f}")
     print("summary " + " ".join(summary))
 
 

@@ -150,8 +150,11 @@ def plot(args: argparse.Namespace) -> None:
 
     with open(args.results, encoding="utf-8") as f:
         results = json.load(f)
+    for r in results["rows"]:  # one bar per system and user count
+        r["system"] = f"{r['system']}, {r.get('users', 4)} user(s)"
     latencies = sorted({r["latency_ms"] for r in results["rows"]})
-    systems = list(dict.fromkeys(r["system"] for r in results["rows"]))
+    systems = sorted(dict.fromkeys(r["system"] for r in results["rows"]),
+                     key=lambda s: (int(s.rsplit(", ", 1)[1].split()[0]), s))
     fig, axes = plt.subplots(1, len(latencies), figsize=(5.5 * len(latencies), 4.2),
                              squeeze=False)
     for ax, latency in zip(axes[0], latencies, strict=True):
@@ -169,7 +172,8 @@ def plot(args: argparse.Namespace) -> None:
         ax.set_title(f"LLM latency {latency} ms")
         ax.set_xlabel("turns/s (median of rounds)")
         ax.invert_yaxis()
-    fig.suptitle(f"memq vs mem0 2.2.1, {results['turns']} turns, "
+    fig.suptitle(f"memq vs mem0 2.2.1, {results.get('dataset', 'generated')}, "
+                 f"{results['turns']} turns, "
                  f"load average {results['load']}", fontsize=10)
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
