@@ -63,7 +63,7 @@ def _embedder() -> Any:
     # memq's graph of the variant memq's workers run (MEMQ_LOCAL_MODEL), built once into
     # memq's cache folder
     cache = Path(os.environ.get("MEMQ_CACHE", "~/.cache/memq")).expanduser()
-    variant = os.environ.get("MEMQ_LOCAL_MODEL", "int8")
+    variant = os.environ.get("MEMQ_LOCAL_MODEL", "int8-w8a7")  # memq's default
     if variant not in MODEL_IDS:
         raise SystemExit(f"compare: unknown MEMQ_LOCAL_MODEL {variant!r}")
     local = LocalEmbedder(threads=2, cache_dir=cache, variant=variant)  # type: ignore[arg-type]

@@ -44,7 +44,8 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
     """Write each drift's truth to Chroma, then to Neo4j with a REPAIR audit entry; returns
     the memories left alone, and why."""
 
-    embedder, now = wiring.embedder(), datetime.now(UTC)
+    ports, now = wiring.ports_for(user), datetime.now(UTC)
+    embedder = ports.embedder
     plan = plan_repair(drifts, model_id=embedder.model_id, now=now)
     skipped = {d.memory_id: why for d, why in plan.skipped}
     if not plan.memories:
@@ -54,7 +55,7 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
     vectors = [next(embedded) if fresh else None for fresh in plan.reembed]
     # Unfenced (expected=None): the truth comes from the audit trail, not from a state read
     # now; the version still moves on, so a plan made before the repair is refused.
-    service.commit(wiring.ports(), user, plan.memories, vectors, plan.audit, now,
+    service.commit(ports, user, plan.memories, vectors, plan.audit, now,
                    expected=None, caught_up=False)
     log.info("repaired drift", user_id=user, memories=len(plan.memories),
              reembedded=sum(plan.reembed), skipped=len(skipped))

@@ -79,7 +79,10 @@ def reextract_failed(user_id: str, now: datetime) -> int:
 
 def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     """One job for one user; the caller holds the user's claim."""
-    ports, p = wiring.ports(), policy(wiring.settings())
+    p = policy(wiring.settings())
+    if job == "reembed":  # into the configured model
+        return jobs.reembed(wiring.ports(), user_id, now, migrate=wiring.chroma().migrate)
+    ports = wiring.ports_for(user_id)
     if job == "decay":
         return jobs.decay(ports, user_id, now, p)
     if job == "expire":
@@ -99,8 +102,6 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
         if requeued:
             log.info("re-extracting episodes", user_id=user_id, turns=requeued)
         return result
-    if job == "reembed":
-        return jobs.reembed(ports, user_id, now, migrate=wiring.chroma().migrate)
     raise ValueError(f"unknown job {job!r}; one of {', '.join(JOBS)}")
 
 

