@@ -22,7 +22,16 @@ from typing import Any, TypeVar
 from memq.pipeline import extract as extraction
 from memq.pipeline import ids, recall
 from memq.pipeline.dedupe import require_same_model
-from memq.pipeline.merge import BatchContext, Plan, Prepared, Write, plan_batch
+from memq.pipeline.merge import (
+    BatchContext,
+    Plan,
+    Prejudged,
+    Prepared,
+    Write,
+    judge_key,
+    likely_judged,
+    plan_batch,
+)
 from memq.pipeline.policy import Thresholds
 from memq.pipeline.ports import (
     Embedder,
@@ -225,10 +234,30 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     return Preparation(view.version.version, view.applied, prepared)
 
 
+def prejudge(judge: Judge, prepared: Sequence[Prepared], *, thresholds: Thresholds,
+             predicates: Predicates) -> Judge:
+    """``judge``, with the judgements the plan will most likely ask for (``likely_judged``)
+    made ahead, up to ``thresholds.judge_concurrency`` at once: a busy user's plan waits for
+    one LLM round trip where it waited for one per ambiguous candidate. A call that fails
+    fails the plan, as it would have in the planner."""
+    pairs = likely_judged(prepared, thresholds=thresholds, predicates=predicates)
+    if len(pairs) < 2 or thresholds.judge_concurrency < 2:
+        return judge
+    unique = list({judge_key(new, old): (new, old) for new, old in pairs}.items())
+    context = contextvars.copy_context()  # the log lines keep the task's correlation ids
+    with ThreadPoolExecutor(min(len(unique), thresholds.judge_concurrency),
+                            thread_name_prefix="memq-judge") as pool:
+        answers = list(pool.map(lambda pair: context.copy().run(judge.judge, *pair),
+                                [pair for _, pair in unique]))
+    return Prejudged(judge, {key: answer for (key, _), answer in zip(unique, answers,
+                                                                      strict=True)})
+
+
 def merge(ports: Ports, prepared: Sequence[Prepared], ctx: BatchContext, *,
           thresholds: Thresholds, predicates: Predicates) -> Plan:
+    judge = prejudge(ports.judge, prepared, thresholds=thresholds, predicates=predicates)
     plan = plan_batch(prepared, ctx, thresholds=thresholds, predicates=predicates,
-                      judge=ports.judge)
+                      judge=judge)
     # A refinement whose merged sentence is new needs its own vector.
     stale = [w for w in plan.writes if w.vector is None
              and w.memory.id in {a.memory_id for a in plan.audit if a.operation == "update"}]

@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     duplicate_similarity: float = 0.95
     ambiguous_similarity: float = 0.92
     chunk_tokens: int = 3_000
+    judge_concurrency: int = Field(default=8, ge=1, le=64)  # a plan's judge calls at once
 
     # The claim on a user while one worker drains its mailbox, renewed in the background. Not
     # what keeps writes correct (the graph's version fence does): a claimant frozen past it
@@ -142,7 +143,8 @@ class Settings(BaseSettings):
     def thresholds(self) -> Thresholds:
         return Thresholds(min_confidence=self.min_confidence,
                           duplicate=self.duplicate_similarity,
-                          ambiguous=self.ambiguous_similarity, chunk_tokens=self.chunk_tokens)
+                          ambiguous=self.ambiguous_similarity, chunk_tokens=self.chunk_tokens,
+                          judge_concurrency=self.judge_concurrency)
 
 
 def policy(s: Settings) -> Policy:

@@ -17,6 +17,7 @@ Logs carry model, purpose, attempt and error class; never prompt or answer text
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -117,6 +118,7 @@ class OpenAIChat:
         self.max_backoff_s = max_backoff_s
         # answers received and their tokens, for the caller's metrics (read, never reset)
         self.usage: dict[str, int] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._counting = threading.Lock()  # a plan's judge calls run side by side
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0
         )
@@ -205,10 +207,11 @@ class OpenAIChat:
             log.debug("llm_bad_answer", purpose=purpose, excerpt=_excerpt(content))
             raise _BadAnswer(str(error) or type(error).__name__, content) from error
         usage = response.usage
-        self.usage["calls"] += 1
-        if usage:
-            self.usage["prompt_tokens"] += usage.prompt_tokens or 0
-            self.usage["completion_tokens"] += usage.completion_tokens or 0
+        with self._counting:
+            self.usage["calls"] += 1
+            if usage:
+                self.usage["prompt_tokens"] += usage.prompt_tokens or 0
+                self.usage["completion_tokens"] += usage.completion_tokens or 0
         log.debug(
             "llm_call",
             purpose=purpose,

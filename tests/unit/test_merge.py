@@ -476,3 +476,86 @@ def test_a_change_and_its_old_value_in_one_batch() -> None:
     p = plan(prep(said, X), prep(c, Y))
     first = ids.memory_id(USER, said.content, ["t1"])
     assert written(p)[first].status is Status.SUPERSEDED
+
+
+# -- judge calls made ahead (service.prejudge) ------------------------------------------------
+class GatedJudge:
+    """Answers NEW for everything; its first ``together`` calls wait for each other at a
+    barrier, so they pass only if they are made at the same time (sequential calls break it
+    after the timeout)."""
+
+    def __init__(self, together: int) -> None:
+        import threading
+
+        self.barrier = threading.Barrier(together, timeout=10)
+        self.lock = threading.Lock()
+        self.asked: list[tuple[str, str]] = []
+
+    def judge(self, new: CandidateMemory, existing: StoredMemory) -> Judgement:
+        with self.lock:
+            self.asked.append((new.content, existing.id))
+            gated = len(self.asked) <= self.barrier.parties
+        if gated:
+            self.barrier.wait()
+        return Judgement(Decision.NEW, "gated")
+
+
+def _ambiguous_batch() -> list[Prepared]:
+    tea, jazz = stored("The user likes tea."), stored("The user likes jazz.")
+    return [prep(cand("The user likes green tea.", "t1"), X, neighbors=[(tea, 0.93)]),
+            prep(cand("The user likes cool jazz.", "t2"), Y, neighbors=[(jazz, 0.94)]),
+            prep(cand("The user likes Lisbon.", "t3"), Z, neighbors=[(tea, 0.5)])]
+
+
+def test_likely_judged_is_what_the_planner_asks() -> None:
+    from memq.pipeline.merge import likely_judged
+
+    batch = _ambiguous_batch()
+    recorder = FixedJudge(Decision.NEW)
+    plan(*batch, judge=recorder)
+    pairs = likely_judged(batch, thresholds=Thresholds(), predicates=Predicates.default())
+    assert [(c.content, m.id) for c, m in pairs] == recorder.asked
+    assert len(pairs) == 2  # the distant third is not asked about
+    # a stored copy, or a slot with holders, decides before the judge does
+    home = stored("The user lives in Lisbon.", triples=[triple("lives_in", "Lisbon")])
+    slotted = prep(cand("The user lives in Porto.", "t4", triples=[triple("lives_in", "Porto")]),
+                   neighbors=[(home, 0.93)], slots=[home])
+    again = prep(cand("The user likes green tea.", "t1"), neighbors=[(home, 0.93)],
+                 already_stored=True)
+    assert likely_judged([slotted, again], thresholds=Thresholds(),
+                         predicates=Predicates.default()) == []
+
+
+def test_prejudged_plan_equals_the_sequential_one_with_its_calls_made_at_once() -> None:
+    from memq.pipeline.service import prejudge
+
+    batch = _ambiguous_batch()
+    sequential = plan(*batch, judge=FixedJudge(Decision.NEW))
+    gated = GatedJudge(together=2)  # both ambiguous pairs at once, or a BrokenBarrierError
+    judge = prejudge(gated, batch, thresholds=Thresholds(), predicates=Predicates.default())
+    ahead = plan(*batch, judge=judge)
+    assert ops(ahead) == ops(sequential) and written(ahead) == written(sequential)
+    assert len(gated.asked) == 2  # the planner asked nothing again
+    one_at_a_time = prejudge(gated, batch, thresholds=Thresholds(judge_concurrency=1),
+                             predicates=Predicates.default())
+    assert one_at_a_time is gated
+
+
+def test_a_pair_changed_by_an_earlier_candidate_is_asked_by_the_planner() -> None:
+    """The first candidate is added; the second is nearer to it than to its stored neighbour,
+    so the planner asks about another pair than the one judged ahead."""
+    from memq.pipeline.merge import Prejudged
+    from memq.pipeline.service import prejudge
+
+    tea, jazz = stored("The user likes tea."), stored("The user likes jazz.")
+    batch = [prep(cand("The user likes green tea.", "t1"), X, neighbors=[(tea, 0.93)]),
+             prep(cand("The user likes green tea a lot.", "t2"), near(X, 0.935),
+                  neighbors=[(jazz, 0.925)])]
+    sequential = FixedJudge(Decision.NEW)
+    want = plan(*batch, judge=sequential)
+    inner = FixedJudge(Decision.NEW)
+    judge = prejudge(inner, batch, thresholds=Thresholds(), predicates=Predicates.default())
+    got = plan(*batch, judge=judge)
+    assert ops(got) == ops(want)
+    assert isinstance(judge, Prejudged) and judge.asked == 1
+    assert inner.asked[-1] == sequential.asked[-1]  # the pair the planner really asked about
