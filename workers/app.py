@@ -8,7 +8,7 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.signals import worker_process_init, worker_ready
 
-from memq.workers import broker, wiring
+from memq.workers import broker, wire, wiring
 
 QUEUES = ("memq.extract", "memq.store")
 STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages quarantined
@@ -35,8 +35,8 @@ def create_app() -> Celery:
             "unacked_restore_interval": s.restore_sweep_s,
             "unacked_restore_throttle": 1,  # every sweep scans (kombu's default: every 10th)
         },
-        task_default_queue=broker.STORE_QUEUE,  # memq.apply, the lifecycle
-        task_routes={"memq.extract": {"queue": broker.EXTRACT_QUEUE}},
+        task_default_queue=wire.STORE_QUEUE,  # memq.apply, the lifecycle
+        task_routes={"memq.extract": {"queue": wire.EXTRACT_QUEUE}},
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,  # memq's log lines go out as they are, not as WARNINGs

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import socket
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from queue import Empty
@@ -43,50 +40,6 @@ def _text(value: bytes | str) -> str:
 
 DEAD = "memq:deadletter"
 RAW_CAP = 64 * 1024
-EXTRACT_QUEUE = "memq.extract"  # workers.app's routes: memq.extract here,
-STORE_QUEUE = "memq.store"  # everything else (memq.apply, the lifecycle) here
-# messages per read of a queue list (~0.2 MB): one read of a whole backlog would hold Redis,
-# and every agent's enqueue behind it (workers.reaper, workers.forget)
-QUEUE_PAGE = 256
-_HOST = socket.gethostname()
-_EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
-
-
-def queue_of(task: str) -> str:
-    """The queue workers.app routes ``task`` to."""
-    return EXTRACT_QUEUE if task == "memq.extract" else STORE_QUEUE
-
-
-def task_message(task: str, args: list[Any]) -> tuple[str, str]:
-    """(queue, message): a Celery protocol 2 task message in kombu's Redis envelope, as
-    ``send_task`` writes it to the list of the task's queue (default exchange, priority 0),
-    ready for one LPUSH.
-
-    Publishing through Celery costs ~1.5 ms of Python and a round trip of its own per
-    message; built here it costs ~0.03 ms, and the outbox record and its message go to Redis
-    in one pipeline (workers.client.enqueue). The worker reads it through Celery as any
-    other task message (its consumer is the same kombu transport)."""
-    task_id, queue = str(uuid.uuid4()), queue_of(task)
-    body = json.dumps([args, {}, _EMBED], separators=(",", ":"))
-    return queue, json.dumps({
-        "body": base64.b64encode(body.encode()).decode(),
-        "content-encoding": "utf-8", "content-type": "application/json",
-        "headers": {
-            "lang": "py", "task": task, "id": task_id, "shadow": None, "eta": None,
-            "expires": None, "group": None, "group_index": None, "retries": 0,
-            "timelimit": [None, None], "root_id": task_id, "parent_id": None,
-            "argsrepr": repr(args), "kwargsrepr": "{}", "origin": f"{os.getpid()}@{_HOST}",
-            "ignore_result": True, "replaced_task_nesting": 0, "stamped_headers": None,
-            "stamps": {},
-        },
-        "properties": {
-            "correlation_id": task_id, "reply_to": "", "delivery_mode": 2,
-            "delivery_info": {"exchange": "", "routing_key": queue}, "priority": 0,
-            "body_encoding": "base64", "delivery_tag": str(uuid.uuid4()),
-        },
-    }, separators=(",", ":"))
-
-
 def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) -> str:
     data = raw.encode("utf-8", "replace") if isinstance(raw, str) else (raw or b"")
     return json.dumps({

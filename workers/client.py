@@ -112,7 +112,7 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     popped it) is published again by the reaper."""
     from memq.schemas import StageMessage  # noqa: PLC0415
     from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.broker import task_message  # noqa: PLC0415
+    from memq.workers.wire import task_message  # noqa: PLC0415
 
     if not batches:
         return []

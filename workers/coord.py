@@ -171,7 +171,7 @@ class Coord:
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
                deadline: float, messages: Sequence[tuple[str, str]] = ()) -> None:
         """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
-        broker message) pairs, workers.broker.task_message), all in one round trip. The
+        broker message) pairs, workers.wire.task_message), all in one round trip. The
         records go first: a message is never read before its delivery is recorded."""
         keys = [OUTBOX, INFLIGHT, *(_delivery_key(d) for d, _, _ in deliveries),
                 *(queue for queue, _ in messages)]
@@ -182,7 +182,7 @@ class Coord:
         self._accept(keys=keys, args=args)
 
     def publish(self, queue: str, message: str) -> None:
-        """One broker message (workers.broker.task_message) onto its queue."""
+        """One broker message (workers.wire.task_message) onto its queue."""
         self.r.lpush(queue, message)
 
     def delivery(self, delivery_id: str) -> Delivery | None:

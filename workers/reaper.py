@@ -26,8 +26,8 @@ import structlog
 from kombu.exceptions import OperationalError
 
 from memq.workers import wiring
-from memq.workers.broker import EXTRACT_QUEUE, QUEUE_PAGE
 from memq.workers.coord import Coord
+from memq.workers.wire import EXTRACT_QUEUE, QUEUE_PAGE
 
 log = structlog.get_logger(__name__)
 LEADER = "memq:reaper"

@@ -42,8 +42,8 @@ from memq.pipeline.merge import BatchContext
 from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
-from memq.workers.broker import task_message
 from memq.workers.coord import Delivery
+from memq.workers.wire import task_message
 
 log = structlog.get_logger(__name__)
 

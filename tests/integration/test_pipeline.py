@@ -108,8 +108,8 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     from memq.workers import tasks
-    from memq.workers.broker import task_message
     from memq.workers.coord import Coord
+    from memq.workers.wire import task_message
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     tasks.app.conf.broker_url = REDIS_URL
@@ -184,9 +184,9 @@ def test_the_reaper_reads_a_deep_queue_a_page_at_a_time_and_misses_nothing(
     mid-read (a push at the head shifts what is left to read; the reaper only asks about
     deliveries that were due before it read, so published before)."""
     from memq.schemas import StageMessage
-    from memq.workers.broker import task_message
     from memq.workers.coord import Coord
     from memq.workers.reaper import queued_deliveries
+    from memq.workers.wire import task_message
 
     queue = f"memq:test:queue:{user_id}"  # a list of its own: no worker reads it
     ids = [uuid.uuid4().hex for _ in range(700)]
@@ -220,9 +220,9 @@ def test_forget_purges_a_deep_queue_a_page_at_a_time(user_id: str) -> None:
     """purge_queued reads the queue in pages and removes the user's messages as it goes:
     what it removes shifts the rest back, and nothing of the user's is skipped."""
     from memq.schemas import StageMessage
-    from memq.workers.broker import QUEUE_PAGE, task_message
     from memq.workers.coord import Coord
     from memq.workers.forget import purge_queued, queued_delivery
+    from memq.workers.wire import QUEUE_PAGE, task_message
 
     coord = Coord.from_url(REDIS_URL)
     queue = f"memq:test:queue:{user_id}"  # a list of its own: no worker reads it

@@ -1,8 +1,9 @@
 """memq as a user gets it: the wheel, built from this checkout, installed into clean venvs
-outside the repository. A light ``memq[client]`` agent enqueues (importing no store driver),
-a worker from the ``memq[worker]`` install does the work, and that install's ``memq enqueue``,
-``memq wait`` and ``memq search`` read it back, on the real services. The broker is a Redis
-db of its own, so no worker of the checkout can do the work in the wheel's place."""
+outside the repository. A light ``memq[client]`` agent enqueues (importing no store driver,
+nor Celery or kombu), a worker from the ``memq[worker]`` install does the work, and that
+install's ``memq enqueue``, ``memq wait`` and ``memq search`` read it back, on the real
+services. The broker is a Redis db of its own, so no worker of the checkout can do the work
+in the wheel's place."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ import memq
 from memq import Client
 ids = Client().add(sys.argv[1], [{"role": "user", "content": "I live in Reykjavik."}],
                    session_id="s-wheel")
-heavy = sorted(m for m in ("chromadb", "neo4j", "onnxruntime", "numpy") if m in sys.modules)
+heavy = sorted(m for m in ("chromadb", "neo4j", "onnxruntime", "numpy", "celery", "kombu")
+               if m in sys.modules)
 print(json.dumps({"ids": ids, "heavy": heavy, "file": memq.__file__}))
 """
 
@@ -85,7 +87,7 @@ def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
 
         agent = json.loads(_run([str(light / "python"), "-c", LIGHT_AGENT, user], tmp_path,
                                 env).stdout.splitlines()[-1])
-        assert agent["heavy"] == [], "the light client imported store drivers"
+        assert agent["heavy"] == [], "the light client imported store drivers or Celery"
         assert str(tmp_path / "light") in agent["file"]  # the installed copy, not the checkout
 
         turns = tmp_path / "turns.jsonl"

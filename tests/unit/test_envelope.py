@@ -1,4 +1,4 @@
-"""broker.task_message writes what Celery's own send_task writes to kombu's Redis transport."""
+"""wire.task_message writes what Celery's own send_task writes to kombu's Redis transport."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from celery import Celery
 from kombu import Connection
 
-from memq.workers.broker import EXTRACT_QUEUE, STORE_QUEUE, task_message
+from memq.workers.wire import EXTRACT_QUEUE, STORE_QUEUE, task_message
 
 BODY = {"v": "1", "user_id": "u1", "delivery_id": "d1", "token": None}
 
