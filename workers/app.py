@@ -10,7 +10,6 @@ from celery.signals import worker_process_init, worker_ready
 
 from memq.workers import broker, wire, wiring
 
-QUEUES = ("memq.extract", "memq.store")
 STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages quarantined
 
 

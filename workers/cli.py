@@ -52,8 +52,13 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 
 
 def _celery(kind: str, extra: Sequence[str]) -> int:
-    from memq.workers.app import QUEUES  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
 
+    from memq.workers.wire import QUEUES  # noqa: PLC0415
+
+    if kind != "worker" and importlib.util.find_spec("celery") is None:
+        print(f'memq: {kind} needs Celery: pip install "memq[worker]"', file=sys.stderr)
+        return 2
     if kind == "worker" and not {"-h", "--help"} & set(extra):
         from memq.workers.ops import preflight  # noqa: PLC0415
 

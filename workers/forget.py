@@ -49,9 +49,8 @@ from memq.pipeline import ids
 from memq.pipeline.errors import TransientError
 from memq.schemas import AuditEntry, Operation
 from memq.workers import wiring
-from memq.workers.app import QUEUES
 from memq.workers.coord import DEAD, Coord
-from memq.workers.wire import QUEUE_PAGE
+from memq.workers.wire import QUEUE_PAGE, QUEUES
 
 log = structlog.get_logger(__name__)
 

@@ -20,10 +20,10 @@ import redis
 import structlog
 
 from memq.workers.coord import DEAD, INFLIGHT, MAILBOXES, OUTBOX
+from memq.workers.wire import QUEUES
 
 KEY = "memq:metrics"
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
-QUEUES = ("memq.extract", "memq.store")
 
 HELP = {
     "memq_stage_seconds": "Time spent in a pipeline stage, per run",

