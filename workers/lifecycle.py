@@ -52,12 +52,6 @@ def all_users() -> list[str]:
     return sorted(wiring.chroma().users() | set(wiring.graph().users()))
 
 
-def _user_model(user_id: str) -> str:
-    """The embedding model of the user's stored vectors (the configured one if none yet)."""
-    configured = wiring.embedder().model_id
-    return wiring.chroma().foreign_model(user_id, configured) or configured
-
-
 def reextract_failed(user_id: str, now: datetime) -> int:
     """Episodes whose extraction never completed (LLM down, dead-lettered) go round again."""
     coord = wiring.coord()
@@ -166,12 +160,13 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     larger k. Superseded memories are found by BM25 only; archived ones are not recalled.
     ``record``: the memories returned count as recalled (importance up, decay clock reset)."""
     chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
-    model = _user_model(user_id)
+    embedder = wiring.ports_for(user_id).embedder  # the model of the user's vectors
+    model = embedder.model_id
     pool = max(k, recall.POOL)
     # the graph's part (both BM25 rankings and the superseded turns, one round trip) and the
     # dense ones are read at once: latency is the slowest read, not their sum
     text = _reads().submit(graph.search_text, user_id, query, pool)
-    vector = wiring.embedder_for(model).embed([query])[0]
+    vector = embedder.embed([query])[0]
     dense_e = _reads().submit(chroma.search, user_id, vector, model, pool)
     neighbors = chroma.nearest(user_id, vector, model, pool)
     bm25_memories, bm25_episodes, superseded = text.result()
