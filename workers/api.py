@@ -165,11 +165,15 @@ class Client:
         before = wiring.graph().turns_before(user_id, [h.id for h in hits if h.type == "episode"])
         return render_context(hits, max_tokens, before=before)
 
-    def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
-        """Every store; the audit keeps content-free tombstones."""
+    def forget(self, user_id: str, memory_id: str | None = None, *,
+               with_sources: bool = False) -> ForgetReport:
+        """Every store; the audit keeps content-free tombstones. One memory's source turns
+        stay unless ``with_sources`` (a user's go with the user)."""
         from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
-        return forget_memory(user_id, memory_id) if memory_id else forget_user(user_id)
+        if memory_id:
+            return forget_memory(user_id, memory_id, with_sources=with_sources)
+        return forget_user(user_id)
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:
@@ -225,5 +229,7 @@ class AsyncClient:
         return await asyncio.to_thread(self._sync.context, user_id, query,
                                        max_tokens=max_tokens, k=k, now=now)
 
-    async def forget(self, user_id: str, memory_id: str | None = None) -> ForgetReport:
-        return await asyncio.to_thread(self._sync.forget, user_id, memory_id)
+    async def forget(self, user_id: str, memory_id: str | None = None, *,
+                     with_sources: bool = False) -> ForgetReport:
+        return await asyncio.to_thread(self._sync.forget, user_id, memory_id,
+                                       with_sources=with_sources)

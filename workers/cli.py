@@ -129,12 +129,16 @@ def _memory_row(m: StoredMemory) -> str:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-
     as_of = None
     if args.as_of:
         as_of = _when(args.as_of, "--as-of")
-    found = wiring.chroma().memories(args.user, include_inactive=args.all, as_of=as_of)
+    remote = _remote()
+    if remote is not None:
+        found = remote.memories(args.user, include_inactive=args.all, as_of=as_of)
+    else:
+        from memq.workers import wiring  # noqa: PLC0415
+
+        found = wiring.chroma().memories(args.user, include_inactive=args.all, as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
     else:
@@ -187,14 +191,29 @@ def _when(text: str, flag: str) -> datetime:
     return value
 
 
+def _remote() -> Any:
+    """The HTTP client when MEMQ_API_URL is set (memq search, context and memories ask the
+    API then: a light install, a URL and MEMQ_API_KEY are enough); None: read here."""
+    from memq.workers.settings import Settings  # noqa: PLC0415
+
+    if not Settings().api_url:
+        return None
+    from memq.workers.http_client import HttpClient  # noqa: PLC0415
+
+    return HttpClient()
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    rows = _search_api(args) if not args.now else None
-    if rows is None:
-        from memq.workers.api import hit_json  # noqa: PLC0415
+    from memq.workers.api import hit_json  # noqa: PLC0415
+
+    remote = _remote() if not args.now else None
+    if remote is not None:
+        hits = remote.search(args.user, args.query, args.k, record=args.record)
+    else:
         from memq.workers.lifecycle import search  # noqa: PLC0415
 
-        rows = [hit_json(h) for h in
-                search(args.user, args.query, args.k, _now(args), record=args.record)]
+        hits = search(args.user, args.query, args.k, _now(args), record=args.record)
+    rows = [hit_json(h) for h in hits]
     if args.json:
         _print_json(rows)
         return 0
@@ -205,39 +224,59 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search_api(args: argparse.Namespace) -> list[dict[str, Any]] | None:
-    """Hits from the HTTP API when MEMQ_API_URL is set and it answers; None: search here."""
-    from memq.workers.settings import Settings  # noqa: PLC0415
-
-    url = Settings().api_url
-    if not url:
-        return None
-    try:
-        import httpx  # noqa: PLC0415
-    except ImportError:
-        return None
-    try:
-        resp = httpx.post(f"{url.rstrip('/')}/v1/search", timeout=30, json={
-            "user_id": args.user, "query": args.query, "k": args.k, "record": args.record})
-    except httpx.TransportError as exc:
-        print(f"memq: MEMQ_API_URL {url} not reachable ({type(exc).__name__}); "
-              "searching in this process", file=sys.stderr)
-        return None
-    if resp.status_code != 200:
-        raise UsageError(f"the API at {url} answered {resp.status_code}: "
-                         f"{resp.text[:200]}")
-    rows: list[dict[str, Any]] = resp.json()
-    return rows
-
-
 def cmd_context(args: argparse.Namespace) -> int:
     from memq.workers.api import Client  # noqa: PLC0415
 
-    block = Client().context(args.user, args.query, max_tokens=args.max_tokens, k=args.k)
+    reader = _remote() or Client()
+    block = reader.context(args.user, args.query, max_tokens=args.max_tokens, k=args.k)
     if args.json:
         _print_json({"user_id": args.user, "context": block, "chars": len(block)})
     else:
         print(block)
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """API keys of memq serve, kept (hashed) in Redis: create, list, revoke, access."""
+    from memq.workers import auth, wiring  # noqa: PLC0415
+
+    store = auth.KeyStore(wiring.coord().r)
+    if args.action == "create":
+        text, key = store.create(args.tenant, args.scope, args.name or "")
+        if args.json:
+            _print_json({"key": text, "id": key.id, "tenant": key.tenant,
+                         "scopes": sorted(key.scopes)})
+        else:
+            print(text)
+            print(f"memq: key {key.id} of tenant {key.tenant} ({','.join(sorted(key.scopes))})"
+                  " - shown once, stored only as its hash", file=sys.stderr)
+        return 0
+    if args.action == "list":
+        rows = [k.to_json() for k in store.all()]
+        if args.json:
+            _print_json(rows)
+        for r in rows if not args.json else ():
+            state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "live"
+            print(f"{r['id']}  {r['tenant']:<16} {','.join(r['scopes']):<22} {state:<12} "
+                  f"{r['created_at']}  {r['name']}")
+        return 0
+    if args.action == "revoke":
+        found = store.revoke(args.key)
+        if found is None:
+            raise UsageError(f"no key {auth.key_id_of(args.key) or args.key[:20]} "
+                             "(memq keys list shows them)")
+        if args.json:
+            _print_json(found.to_json())
+        else:
+            print(f"revoked key {found.id} of tenant {found.tenant} at {found.revoked_at}")
+        return 0
+    entries = store.access(auth.check_tenant(args.tenant), args.limit)  # access
+    if args.json:
+        _print_json(entries)
+        return 0
+    for e in entries:
+        print(f"{e['at']}  key {e['key']}  {e['method']:<6} {e['route']:<40} "
+              f"user={e['user'] or '-'}  {e['status']}")
     return 0
 
 
@@ -278,6 +317,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from memq.workers.http import create_app  # noqa: PLC0415
 
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: a port is 1-65535")
     uvicorn.run(create_app(), host=args.host, port=args.port, log_level="warning",
                 access_log=False)
     return 0
@@ -310,8 +351,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
     try:
-        report = (forget_memory(args.user, args.memory) if args.memory
-                  else forget_user(args.user))
+        report = (forget_memory(args.user, args.memory, with_sources=args.with_sources)
+                  if args.memory else forget_user(args.user))
         if args.purge and not args.memory:
             from memq.workers import wiring  # noqa: PLC0415
 
@@ -470,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
             p.add_argument("--memory")
         if name == "forget":
             p.add_argument("--memory", help="one memory id; default: the whole user")
+            p.add_argument("--with-sources", action="store_true",
+                           help="with --memory: also forget the turns it was extracted from "
+                                "(default: they stay; a user's turns go with the user)")
             p.add_argument("--purge", action="store_true",
                            help="also drop the audit trail, tombstones included (demo and "
                                 "test data only: real forgetting keeps the tombstones)")
@@ -485,6 +529,22 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
             p.add_argument("--max-tokens", type=int, default=800)
             p.add_argument("--k", type=int, default=10)
             p.add_argument("query")
+    p = sub.add_parser("keys", help="API keys of memq serve: create, list, revoke, access")
+    keys = p.add_subparsers(dest="action", required=True)
+    k = keys.add_parser("create", help="a new key, printed once (stored only as its hash)")
+    k.add_argument("--tenant", required=True, help="who owns the users the key names")
+    k.add_argument("--scope", required=True, help="read,write,forget or admin (all of them "
+                   "plus metrics, readiness details and the access record)")
+    k.add_argument("--name", help="what the key is for")
+    k = keys.add_parser("list", help="every key: id, tenant, scopes, live or revoked")
+    k = keys.add_parser("revoke", help="refuse a key from now on")
+    k.add_argument("key", metavar="KEY|ID")
+    k = keys.add_parser("access", help="a tenant's access record, newest first")
+    k.add_argument("--tenant", required=True)
+    k.add_argument("--limit", type=int, default=100)
+    for k in keys.choices.values():
+        k.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_keys)
     p = sub.add_parser("run", help="run a lifecycle job now (beat runs them on schedule)")
     p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed"))
     p.add_argument("--user", help="one user (default: every user)")
@@ -523,6 +583,12 @@ def _one_line(exc: BaseException) -> tuple[str, int]:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if isinstance(exc, UsageError):
         return text, 2
+    from memq.workers.http_client import ApiError  # noqa: PLC0415
+
+    if isinstance(exc, ApiError):
+        hint = {401: " (set MEMQ_API_KEY: memq keys create makes one)",
+                403: " (the key's scopes: memq keys list)"}.get(exc.status, "")
+        return f"{text}{hint}", 3 if exc.status in (429, 503) else 1
     if isinstance(exc, ValidationError):  # the settings
         e = exc.errors()[0]
         msg = str(e["msg"]).removeprefix("Value error, ")

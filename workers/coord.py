@@ -51,7 +51,8 @@ return 0
 # ARGV: entry, cap, delivery id, ttl, metrics field. 0: the delivery was done already (a stale
 # duplicate failed after another run finished it: nothing to record), 1: dead-lettered.
 _DEAD = """
-if redis.call('get', KEYS[2]) == 'done' and redis.call('exists', KEYS[3]) == 0 then
+local outcome = redis.call('get', KEYS[2])
+if outcome and string.sub(outcome, 1, 4) == 'done' and redis.call('exists', KEYS[3]) == 0 then
   return 0
 end
 redis.call('rpush', KEYS[1], ARGV[1])
@@ -266,7 +267,8 @@ class Coord:
             pipe.zrem(OUTBOX, d)
             pipe.delete(_delivery_key(d), _extracted_key(d))
             pipe.srem(INFLIGHT, d)
-            pipe.set(_outcome_key(d), "done", ex=OUTCOME_TTL_S)
+            # "done <user>": whose it was stays known (a tenant's API key sees its own only)
+            pipe.set(_outcome_key(d), f"done {user_id}", ex=OUTCOME_TTL_S)
         pipe.execute()
 
     # -- the claim on a user -------------------------------------------------------------------
@@ -377,8 +379,9 @@ class Coord:
         out: list[dict[str, Any]] = []
         for i, d in enumerate(delivery_ids):
             (user, state), outcome = raw[2 * i], raw[2 * i + 1]
-            out.append({"delivery_id": d, "state": state or outcome or "unknown",
-                        "user_id": user, "reason": None})
+            finished, _, finished_by = (outcome or "").partition(" ")
+            out.append({"delivery_id": d, "state": state or finished or "unknown",
+                        "user_id": user or finished_by or None, "reason": None})
         if any(row["state"] == "dead_lettered" for row in out):
             dead = {e.get("delivery_id"): e for e in self.dead_letters()}
             for row in out:

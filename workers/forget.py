@@ -25,7 +25,9 @@ One memory (:func:`forget_memory`), holding the same claim: its Chroma record; i
 node, its FACT edges and the user's Entity nodes no FACT edge references any more; the Audit
 nodes about it become tombstones, and entries written by the same decision (same batch, a
 shared source turn) lose the fields that quote it; one FORGET entry for it. The turns it came
-from stay (episodes are forgotten with the user).
+from stay by default (episodes are forgotten with the user); ``with_sources=True`` forgets
+them too: their episodes in Chroma and Neo4j, so neither search nor the context block can
+quote the turn again (the user's other memories of the same turn stay).
 
 Both are idempotent: run again, they find nothing more to delete (and record the request
 again). Logs carry ids and counts, never content.
@@ -70,10 +72,12 @@ class ForgetReport:
     redis_keys: int = 0
     queued: int = 0
     dead_letters: int = 0
+    episodes: int = 0  # source turns forgotten with a memory (with_sources)
 
     @property
     def total(self) -> int:
-        return self.chroma + self.graph + self.redis_keys + self.queued + self.dead_letters
+        return (self.chroma + self.graph + self.redis_keys + self.queued + self.dead_letters
+                + self.episodes)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "total": self.total}
@@ -83,7 +87,8 @@ class ForgetReport:
                 else f"user {self.user_id}")
         return (f"forgot {what}: {self.chroma} Chroma record(s), {self.graph} Neo4j change(s), "
                 f"{self.redis_keys} Redis key(s), {self.queued} queued message(s), "
-                f"{self.dead_letters} dead letter(s)")
+                f"{self.dead_letters} dead letter(s)"
+                + (f", {self.episodes} source turn(s)" if self.episodes else ""))
 
 
 # -- pure: which Redis entries belong to the user -------------------------------------------
@@ -223,16 +228,26 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     return report
 
 
-def forget_memory(user_id: str, memory_id: str, *,
+def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
                   lock_wait_s: float | None = None) -> ForgetReport:
-    """Forget one memory of a user in every store; the user's other memories stay."""
+    """Forget one memory of a user in every store; the user's other memories stay.
+    ``with_sources``: the turns it was extracted from too (every version's, superseded
+    ones included)."""
     coord = wiring.coord()
     at = time.time()
-    log.info("forgetting memory", user_id=user_id, memory_id=memory_id)
+    log.info("forgetting memory", user_id=user_id, memory_id=memory_id,
+             with_sources=with_sources)
     with _user_claim(coord, user_id, lock_wait_s):
+        graph_store = wiring.graph()
+        refs = sorted({ref for m in graph_store.get(user_id, [memory_id])
+                       for ref in m.source_turn_ids}) if with_sources else []
         chroma = wiring.chroma().delete_memory(user_id, memory_id)
-        graph = wiring.graph().forget_memory(user_id, memory_id,
-                                             tombstone(user_id, memory_id, at))
-    report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph)
+        graph = graph_store.forget_memory(user_id, memory_id, tombstone(user_id, memory_id, at))
+        episodes = 0
+        if refs:
+            wiring.chroma().delete_episodes(user_id, refs)
+            episodes = graph_store.delete_episodes(user_id, refs)
+    report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph,
+                          episodes=episodes)
     log.info("forgot memory", **report.to_json())
     return report

@@ -3,24 +3,42 @@
 The same operations as :class:`memq.workers.api.Client`. Writes are enqueues (202 with the
 delivery ids); reads go to the stores; a store that is down is a 503 with one line saying
 which. Request bodies are never logged.
+
+Every route but ``/healthz``, ``/readyz`` and the docs wants ``Authorization: Bearer <key>``
+(``memq keys create``; :mod:`memq.workers.auth`): the key's tenant owns the user ids it names
+(the stores see ``<tenant>:<user id>``), its scopes say what it may do. No or a bad key: 401;
+a scope the key lacks: 403; a delivery of another tenant reads as unknown. ``MEMQ_AUTH=off``
+serves every user to anyone who reaches the port (local development; said in the log).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import Annotated, Any
 
 import redis
-from fastapi import FastAPI, HTTPException, Query, Request, Response
+import structlog
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, ValidationError
 
 from memq.pipeline.errors import PermanentError, TransientError
-from memq.workers import wiring
-from memq.workers.api import Client, Message, hit_json, messages_to_batches
+from memq.workers import auth, wiring
+from memq.workers.api import Client, Message, Status, hit_json, messages_to_batches
 
+log = structlog.get_logger(__name__)
 MAX_BODY_ITEMS = 10_000
+MAX_WAIT_S = 30.0
+# routes whose every call is kept in the tenant's access record (who, route, user, status)
+_RECORDED = ("/v1/turns", "/v1/deliveries", "/v1/users", "/v1/search", "/v1/context")
 
 
 class AddRequest(BaseModel):
@@ -43,15 +61,140 @@ class ContextRequest(BaseModel):
     k: int = Field(default=20, ge=1, le=100)
 
 
+class StatusRequest(BaseModel):
+    delivery_ids: list[str] = Field(min_length=1, max_length=1_000)
+    # wait up to this long for every delivery to finish (done or dead-lettered)
+    wait_s: float = Field(default=0.0, ge=0.0, le=MAX_WAIT_S)
+
+
+@dataclass
+class Caller:
+    """Who calls: the key (None: auth off) and the users it named (for the access record)."""
+
+    key: auth.ApiKey | None
+    users: list[str] = field(default_factory=list)
+
+    @property
+    def tenant(self) -> str | None:
+        return self.key.tenant if self.key else None
+
+    def user(self, user_id: str) -> str:
+        """The stores' id of the caller's user ``user_id``; 400 for an id that is not one."""
+        try:
+            internal = auth.tenant_user(self.tenant, user_id)
+        except auth.AuthError as exc:
+            raise HTTPException(400, str(exc)) from None
+        self.users.append(user_id)
+        return internal
+
+    def out(self, value: Any) -> Any:
+        return auth.externalize(self.tenant, value)
+
+    def owns(self, internal_user: str | None) -> bool:
+        return self.tenant is None or auth.external_user(self.tenant, internal_user) is not None
+
+
 def _one_line(exc: Exception) -> str:
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
     return f"{type(exc).__name__}: {first}"
 
 
+_UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
+_SCHEME = HTTPBearer(auto_error=False, description="an API key from `memq keys create`")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_SCHEME)]
+
+
+@cache
+def _keys() -> auth.KeyStore:
+    return auth.KeyStore(wiring.coord().r)
+
+
+def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> Caller:
+    if wiring.settings().auth == "off":
+        return Caller(None)
+    if creds is None:
+        raise HTTPException(401, "no API key: send Authorization: Bearer <key> "
+                                 "(memq keys create makes one)", headers=_UNAUTHORIZED)
+    key = _keys().verify(creds.credentials)
+    if key is None:
+        raise HTTPException(401, "this API key is not valid (unknown, revoked or malformed)",
+                            headers=_UNAUTHORIZED)
+    caller = Caller(key)
+    request.state.caller = caller
+    return caller
+
+
+def _need(*scopes: str) -> Callable[[Request, HTTPAuthorizationCredentials | None], Caller]:
+    """The dependency of a route that needs one of ``scopes``: the caller, or 401/403/429."""
+    def dependency(request: Request, creds: Credentials) -> Caller:
+        caller = _identify(request, creds)
+        if caller.key is None:
+            return caller
+        if not any(caller.key.allows(scope) for scope in scopes):
+            raise HTTPException(403, f"this key may not {' or '.join(scopes)} (its scopes: "
+                                     f"{','.join(sorted(caller.key.scopes))})")
+        s = wiring.settings()
+        wait = _keys().take(caller.key.tenant, "requests", 1, s.rate_requests_per_s,
+                            s.rate_requests_burst)
+        if wait > 0:
+            raise HTTPException(429, f"tenant {caller.key.tenant}: more than "
+                                     f"{s.rate_requests_per_s:g} requests a second",
+                                headers={"Retry-After": str(math.ceil(wait))})
+        return caller
+    return dependency
+
+
+Reader = Annotated[Caller, Depends(_need("read"))]
+Writer = Annotated[Caller, Depends(_need("write"))]
+Forgetter = Annotated[Caller, Depends(_need("forget"))]
+Admin = Annotated[Caller, Depends(_need("admin"))]
+Sender = Annotated[Caller, Depends(_need("read", "write"))]  # a writer waits on its deliveries
+
+
 def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
+    settings = wiring.settings()
+    auth_on = settings.auth == "on"
     app = FastAPI(title="memq", version=_version(),
-                  description="Long-term memory for AI agents: enqueue turns, read memories.")
+                  description="Long-term memory for AI agents: enqueue turns, read memories. "
+                              "Every /v1 route wants `Authorization: Bearer <key>` "
+                              "(`memq keys create`).")
     client = Client()
+    keys = _keys
+    if not auth_on:
+        log.warning("MEMQ_AUTH=off: no API keys; anyone who reaches this port reads, writes "
+                    "and forgets every user. For local development only.")
+
+    def ingest(caller: Caller, chars: int) -> None:
+        """The tenant's ingest volume: 413 above one burst, 429 while the bucket refills."""
+        if caller.key is None or settings.rate_ingest_chars_per_s <= 0:
+            return
+        if chars > settings.rate_ingest_burst_chars:
+            raise HTTPException(413, f"{chars} characters of turns in one request; at most "
+                                     f"{settings.rate_ingest_burst_chars:g}")
+        wait = keys().take(caller.key.tenant, "ingest", chars, settings.rate_ingest_chars_per_s,
+                           settings.rate_ingest_burst_chars)
+        if wait > 0:
+            raise HTTPException(429, f"tenant {caller.key.tenant}: more than "
+                                     f"{settings.rate_ingest_chars_per_s:g} characters of "
+                                     "turns a second", headers={"Retry-After":
+                                                                 str(math.ceil(wait))})
+
+    @app.middleware("http")
+    async def _access_record(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        caller: Caller | None = getattr(request.state, "caller", None)
+        if caller is not None and caller.key is not None:
+            route = getattr(request.scope.get("route"), "path", request.url.path)
+            if route.startswith(_RECORDED):
+                entry = {"at": datetime.now(UTC).isoformat(), "key": caller.key.id,
+                         "method": request.method, "route": route,
+                         "user": ",".join(dict.fromkeys(caller.users)),
+                         "status": str(response.status_code)}
+                try:
+                    await asyncio.to_thread(keys().record_access, caller.key.tenant, entry)
+                except redis.RedisError:
+                    log.warning("access record not written", key=caller.key.id, route=route)
+        return response
 
     @app.exception_handler(TransientError)
     @app.exception_handler(redis.RedisError)
@@ -63,7 +206,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=422)
 
     @app.post("/v1/turns", status_code=202, summary="Enqueue turns or a conversation")
-    async def post_turns(request: Request) -> dict[str, Any]:
+    async def post_turns(request: Request, caller: Writer) -> dict[str, Any]:
         """Body: a JSON array of turn objects (the fields of a ``memq enqueue`` line), or
         ``{"user_id", "messages": [{"role", "content", "name"?, "timestamp"?}],
         "session_id"?}``. All or nothing: any invalid item is a 400 with per-item reasons."""
@@ -72,89 +215,150 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise HTTPException(400, f"not JSON: {exc}") from None
         if isinstance(body, list):
-            return _turns(body)
+            return await asyncio.to_thread(_turns, caller, body)
         if isinstance(body, dict):
             try:
                 add = AddRequest.model_validate(body)
-                batches = messages_to_batches(add.user_id, add.messages, add.session_id,
-                                              datetime.now(UTC))
+                batches = messages_to_batches(caller.user(add.user_id), add.messages,
+                                              add.session_id, datetime.now(UTC))
             except ValidationError as exc:
                 raise HTTPException(400, {"errors": [
                     {"item": ".".join(str(p) for p in e["loc"]), "reason": e["msg"]}
                     for e in exc.errors()]}) from None
-            ids = client.enqueue(batches)
+            except ValueError as exc:  # a naive timestamp, ...
+                raise HTTPException(400, str(exc).splitlines()[0]) from None
+            ingest(caller, sum(len(t.content) for b in batches for t in b.turns))
+            ids = await asyncio.to_thread(client.enqueue, batches)
             return {"delivery_ids": ids, "batches": len(batches)}
         raise HTTPException(400, "expected a JSON array of turns or an object with messages")
 
-    def _turns(items: list[Any]) -> dict[str, Any]:
+    def _turns(caller: Caller, items: list[Any]) -> dict[str, Any]:
         from memq.workers.client import parse_lines  # noqa: PLC0415
 
         if len(items) > MAX_BODY_ITEMS:
             raise HTTPException(413, f"at most {MAX_BODY_ITEMS} turns a request")
-        batches, errors = parse_lines(json.dumps(item, ensure_ascii=False) for item in items)
-        if errors:
-            raise HTTPException(400, {"errors": [{"item": e.line - 1, "reason": e.reason}
-                                                 for e in errors]})
+        owned, wrong = [], []
+        for i, item in enumerate(items):
+            mine = item
+            if isinstance(item, dict) and isinstance(item.get("user_id"), str):
+                try:
+                    mine = {**item, "user_id": auth.tenant_user(caller.tenant, item["user_id"])}
+                    caller.users.append(item["user_id"])
+                except auth.AuthError as exc:
+                    wrong.append({"item": i, "reason": str(exc)})
+            owned.append(mine)
+        batches, errors = parse_lines(json.dumps(item, ensure_ascii=False) for item in owned)
+        reasons = wrong + [{"item": e.line - 1, "reason": e.reason} for e in errors
+                           if e.line - 1 not in {w["item"] for w in wrong}]
+        if reasons:
+            raise HTTPException(400, {"errors": sorted(reasons, key=lambda r: r["item"])})
         if not batches:
             raise HTTPException(400, "no turns")
+        ingest(caller, sum(len(t.content) for b in batches for t in b.turns))
         return {"delivery_ids": client.enqueue(batches), "batches": len(batches)}
 
-    @app.get("/v1/deliveries/{delivery_id}", summary="Where a delivery is")
-    def get_delivery(delivery_id: str) -> dict[str, Any]:
-        (st,) = client.status([delivery_id])
-        return {"delivery_id": st.delivery_id, "state": st.state, "user_id": st.user_id,
+    def _status(caller: Caller, st: Status) -> dict[str, Any]:
+        if not caller.owns(st.user_id):  # another tenant's: as if never seen
+            st = Status(delivery_id=st.delivery_id, state="unknown")
+        return {"delivery_id": st.delivery_id, "state": st.state,
+                "user_id": auth.external_user(caller.tenant, st.user_id),
                 "reason": st.reason, "finished": st.finished}
 
+    @app.get("/v1/deliveries/{delivery_id}", summary="Where a delivery is")
+    def get_delivery(delivery_id: str, caller: Sender) -> dict[str, Any]:
+        (st,) = client.status([delivery_id])
+        return _status(caller, st)
+
+    @app.post("/v1/deliveries", summary="Where these deliveries are (wait_s: until finished)")
+    def post_deliveries(req: StatusRequest, caller: Sender
+                        ) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + req.wait_s
+        while True:
+            rows = [_status(caller, st) for st in client.status(req.delivery_ids)]
+            if all(r["finished"] for r in rows) or time.monotonic() >= deadline:
+                return rows
+            time.sleep(0.1)
+
     @app.get("/v1/users/{user_id}/memories")
-    def get_memories(user_id: str, include_all: bool = Query(default=False, alias="all"),
+    def get_memories(caller: Reader, user_id: str,
+                     include_all: bool = Query(default=False, alias="all"),
                      as_of: datetime | None = None) -> list[dict[str, Any]]:
         if as_of is not None and as_of.tzinfo is None:
             raise HTTPException(400, "as_of needs a time zone, e.g. 2026-11-01T12:00:00Z")
-        found = client.memories(user_id, include_inactive=include_all, as_of=as_of)
-        return [m.model_dump(mode="json") for m in found]
+        found = client.memories(caller.user(user_id), include_inactive=include_all,
+                                as_of=as_of)
+        return caller.out([m.model_dump(mode="json") for m in found])  # type: ignore[no-any-return]
 
     @app.get("/v1/users/{user_id}/facts")
-    def get_facts(user_id: str) -> list[dict[str, Any]]:
-        return json.loads(json.dumps(client.facts(user_id), default=str))  # type: ignore[no-any-return]
+    def get_facts(user_id: str, caller: Reader) -> list[dict[str, Any]]:
+        rows = json.loads(json.dumps(client.facts(caller.user(user_id)), default=str))
+        return caller.out(rows)  # type: ignore[no-any-return]
 
     @app.get("/v1/users/{user_id}/audit")
-    def get_audit(user_id: str, memory_id: str | None = Query(default=None)
+    def get_audit(caller: Reader, user_id: str, memory_id: str | None = Query(default=None)
                   ) -> list[dict[str, Any]]:
-        return [e.model_dump(mode="json") for e in client.audit(user_id, memory_id)]
+        entries = client.audit(caller.user(user_id), memory_id)
+        return caller.out([e.model_dump(mode="json") for e in entries])  # type: ignore[no-any-return]
 
     @app.post("/v1/search")
-    def post_search(req: SearchRequest) -> list[dict[str, Any]]:
-        return [hit_json(h) for h in client.search(req.user_id, req.query, req.k,
+    def post_search(req: SearchRequest, caller: Reader) -> list[dict[str, Any]]:
+        return [hit_json(h) for h in client.search(caller.user(req.user_id), req.query, req.k,
                                                    record=req.record)]
 
     @app.post("/v1/context")
-    def post_context(req: ContextRequest) -> dict[str, Any]:
-        block = client.context(req.user_id, req.query, max_tokens=req.max_tokens, k=req.k)
+    def post_context(req: ContextRequest, caller: Reader) -> dict[str, Any]:
+        block = client.context(caller.user(req.user_id), req.query, max_tokens=req.max_tokens,
+                               k=req.k)
         return {"user_id": req.user_id, "context": block}
 
     @app.delete("/v1/users/{user_id}", summary="Forget a user in every store")
-    def delete_user(user_id: str) -> dict[str, Any]:
-        return client.forget(user_id).to_json()
+    def delete_user(user_id: str, caller: Forgetter) -> dict[str, Any]:
+        return caller.out(client.forget(caller.user(user_id)).to_json())  # type: ignore[no-any-return]
 
     @app.delete("/v1/users/{user_id}/memories/{memory_id}", summary="Forget one memory")
-    def delete_memory(user_id: str, memory_id: str) -> dict[str, Any]:
-        return client.forget(user_id, memory_id).to_json()
+    def delete_memory(caller: Forgetter, user_id: str, memory_id: str,
+                      with_sources: bool = False) -> dict[str, Any]:
+        """``with_sources=true`` also forgets the turns the memory was extracted from (their
+        episodes, in every store); by default they stay, as the user's other turns do."""
+        report = client.forget(caller.user(user_id), memory_id, with_sources=with_sources)
+        return caller.out(report.to_json())  # type: ignore[no-any-return]
+
+    @app.get("/v1/access", summary="The tenant's access record (admin): who read what, when")
+    def get_access(caller: Admin, limit: int = Query(default=100, ge=1, le=10_000)
+                   ) -> list[dict[str, str]]:
+        if caller.key is None:
+            raise HTTPException(404, "no access record with MEMQ_AUTH=off (no tenants)")
+        return keys().access(caller.key.tenant, limit)
 
     @app.get("/healthz", summary="Liveness: the process answers")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", summary="Readiness: Redis, Neo4j and Chroma reachable")
-    def readyz(response: Response) -> dict[str, Any]:
+    @app.get("/readyz", summary="Readiness: the write path needs Redis; reads need the stores")
+    def readyz(response: Response, creds: Credentials,
+               path: str = Query(default="write", pattern="^(write|read)$")
+               ) -> dict[str, Any]:
+        """``path=write`` (default): 200 when Redis answers (enqueue needs nothing else);
+        ``path=read``: 200 when Redis, Neo4j and Chroma answer. The checks' details are for
+        an admin key (or MEMQ_AUTH=off)."""
         from memq.workers.ops import doctor  # noqa: PLC0415
 
         checks = doctor(services_only=True)
-        ok = all(c.ok for c in checks)
-        response.status_code = 200 if ok else 503
-        return {"ready": ok, "checks": [c.to_json() for c in checks]}
+        write = all(c.ok for c in checks if c.name == "redis")
+        read = all(c.ok for c in checks)
+        response.status_code = 200 if (read if path == "read" else write) else 503
+        out: dict[str, Any] = {"ready": read if path == "read" else write, "write": write,
+                               "read": read}
+        admin = not auth_on
+        if auth_on and creds is not None and write:
+            key = keys().verify(creds.credentials)
+            admin = key is not None and key.allows("admin")
+        if admin:
+            out["checks"] = [c.to_json() for c in checks]
+        return out
 
-    @app.get("/metrics", summary="Prometheus metrics of every worker (kept in Redis)")
-    def metrics() -> Response:
+    @app.get("/metrics", summary="Prometheus metrics of every worker (kept in Redis; admin)")
+    def metrics(_: Admin) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: PLC0415
         from prometheus_client.registry import CollectorRegistry  # noqa: PLC0415
 

@@ -37,6 +37,18 @@ class Settings(BaseSettings):
     # the HTTP API (memq serve) that `memq search` asks when set: a warm process answers in
     # tens of ms, where a new one first spends ~2 s importing and connecting the stores
     api_url: str | None = None
+    api_key: SecretStr | None = None  # the key memq.HttpClient and the CLI send to api_url
+
+    # memq serve: "on" (default) wants a key on every route but /healthz, /readyz and the
+    # docs (memq keys create); "off" serves every user to anyone who reaches the port, for
+    # local development only (said at start, in the log)
+    auth: Literal["on", "off"] = "on"
+    # per tenant (a token bucket in Redis; 0 = unlimited): requests a second, and characters
+    # of turn content a second, each with its burst
+    rate_requests_per_s: float = Field(default=50.0, ge=0)
+    rate_requests_burst: float = Field(default=200.0, ge=1)
+    rate_ingest_chars_per_s: float = Field(default=200_000.0, ge=0)
+    rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
 
     # LLM: unset base URL and model -> the offline rule-based extractor.
     llm_base_url: str | None = None

@@ -125,6 +125,51 @@ def memq(*args: str, stdin: str | None = None, check: bool = True,
     return res
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Api:
+    """A ``memq serve`` of the tests' own (a free port, its log in the test's folder)."""
+
+    base: str
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+
+
+def start_api(log: Path, **env: str) -> Api:
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen([*MEMQ, "serve", "--port", str(port)], cwd=REPO,
+                            env=memq_env(MEMQ_LOG_FORMAT="json", **env),
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return Api(base, log, proc)
+        except httpx.TransportError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"memq serve did not start:\n{log.read_text()[-3000:]}")
+
+
+def new_key(tenant: str, scope: str, **env: str) -> str:
+    """A key made the way an operator makes one (memq keys create --json)."""
+    res = memq("keys", "create", "--tenant", tenant, "--scope", scope, "--json",
+               env=memq_env(**env) if env else None)
+    return str(json.loads(res.stdout)["key"])
+
+
 def memq_json(*args: str) -> Any:
     return json.loads(memq(*args, "--json").stdout)
 

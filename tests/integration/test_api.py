@@ -5,7 +5,6 @@ the operator commands with a service down, and logs that keep no user text."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from integration.conftest import REPO, Worker, memq, memq_env
+from integration.conftest import Worker, free_port, memq, memq_env, new_key, start_api
 
 pytestmark = pytest.mark.integration
 
@@ -109,77 +108,63 @@ def test_async_client_end_to_end(worker: Worker, user_id: str) -> None:
     assert out["hits"] >= 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+TENANT = "t-api"
 
 
 @pytest.fixture(scope="module")
-def api(worker: Worker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    port = _free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memq.workers.cli", "serve", "--port", str(port)], cwd=REPO,
-        env=memq_env(MEMQ_LOG_FORMAT="json"), stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        raise RuntimeError(f"memq serve did not start:\n{log.read_text()[-3000:]}")
-    yield base, log
-    proc.terminate()
-    proc.wait(timeout=20)
+def api(worker: Worker, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[tuple[str, Path, httpx.Client]]:
+    """``memq serve`` as shipped (auth on), and a client that sends an admin key of the
+    tests' tenant with every call."""
+    server = start_api(tmp_path_factory.mktemp("serve") / "serve.log")
+    key = new_key(TENANT, "admin")
+    with httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        yield server.base, server.log, http
+    server.stop()
 
 
-def _done(base: str, delivery_ids: list[str]) -> list[dict[str, Any]]:
+def _done(http: httpx.Client, base: str, delivery_ids: list[str]) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 120
     while True:
-        states = [httpx.get(f"{base}/v1/deliveries/{d}").json() for d in delivery_ids]
+        states = [http.get(f"{base}/v1/deliveries/{d}").json() for d in delivery_ids]
         if all(s["finished"] for s in states) or time.monotonic() > deadline:
             return states
         time.sleep(0.2)
 
 
-def test_http_api_end_to_end(api: tuple[str, Path], user_id: str) -> None:
-    base, _ = api
+def test_http_api_end_to_end(api: tuple[str, Path, httpx.Client], user_id: str) -> None:
+    base, _, http = api
     turn = {"user_id": user_id, "session_id": "s1", "role": "user",
             "timestamp": "2026-11-01T09:00:00Z"}
-    bad = httpx.post(f"{base}/v1/turns", json=[
+    bad = http.post(f"{base}/v1/turns", json=[
         {**turn, "turn_id": "t1", "content": "Our production servers run CentOS 7."},
         {**turn, "turn_id": "t2", "content": "   "},
         {**turn, "turn_id": "t3", "content": "ok", "timestamp": "yesterday"}])
     assert bad.status_code == 400
     assert [e["item"] for e in bad.json()["detail"]["errors"]] == [1, 2]
-    assert httpx.get(f"{base}/v1/users/{user_id}/memories").json() == []  # all or nothing
+    assert http.get(f"{base}/v1/users/{user_id}/memories").json() == []  # all or nothing
 
-    ok = httpx.post(f"{base}/v1/turns", json=[
+    ok = http.post(f"{base}/v1/turns", json=[
         {**turn, "turn_id": "t1", "content": "Our production servers run CentOS 7."}])
     assert ok.status_code == 202, ok.text
-    chat = httpx.post(f"{base}/v1/turns", json={"user_id": user_id, "session_id": "s2",
+    chat = http.post(f"{base}/v1/turns", json={"user_id": user_id, "session_id": "s2",
                                                 "messages": [
         {"role": "user", "content": "We migrated production to Ubuntu 22.04.",
          "timestamp": "2026-11-15T09:00:00Z"}]})
     assert chat.status_code == 202, chat.text
-    states = _done(base, ok.json()["delivery_ids"] + chat.json()["delivery_ids"])
+    states = _done(http, base, ok.json()["delivery_ids"] + chat.json()["delivery_ids"])
     assert {s["state"] for s in states} == {"done"}, states
 
-    memories = httpx.get(f"{base}/v1/users/{user_id}/memories").json()
+    memories = http.get(f"{base}/v1/users/{user_id}/memories").json()
     assert [m["content"] for m in memories] == ["The user's production environment is "
                                                 "Ubuntu 22.04."]
-    everything = httpx.get(f"{base}/v1/users/{user_id}/memories", params={"all": True}).json()
+    everything = http.get(f"{base}/v1/users/{user_id}/memories", params={"all": True}).json()
     assert len(everything) == 2
-    facts = httpx.get(f"{base}/v1/users/{user_id}/facts").json()
+    facts = http.get(f"{base}/v1/users/{user_id}/facts").json()
     assert {f["object"] for f in facts} == {"CentOS 7", "Ubuntu 22.04"}
-    audit = httpx.get(f"{base}/v1/users/{user_id}/audit").json()
+    audit = http.get(f"{base}/v1/users/{user_id}/audit").json()
     assert {a["operation"] for a in audit} >= {"add", "supersede"}
-    hits = httpx.post(f"{base}/v1/search", json={"user_id": user_id,
+    hits = http.post(f"{base}/v1/search", json={"user_id": user_id,
                                                  "query": "what OS is production on?"}).json()
     assert "Ubuntu" in hits[0]["content"]  # the current fact first: its memory or its turn
     assert [h["type"] for h in hits if "Ubuntu" in h["content"]][:2] in (
@@ -187,37 +172,37 @@ def test_http_api_end_to_end(api: tuple[str, Path], user_id: str) -> None:
     turns = [h["content"] for h in hits if h["type"] == "episode"]
     assert turns.index("We migrated production to Ubuntu 22.04.") < turns.index(
         "Our production servers run CentOS 7.")  # the superseded statement comes after
-    block = httpx.post(f"{base}/v1/context", json={"user_id": user_id, "query": "production OS",
+    block = http.post(f"{base}/v1/context", json={"user_id": user_id, "query": "production OS",
                                                    "max_tokens": 200}).json()["context"]
     assert "Ubuntu 22.04" in block and len(block) <= 800
-    assert httpx.post(f"{base}/v1/search", json={"user_id": user_id}).status_code == 422
+    assert http.post(f"{base}/v1/search", json={"user_id": user_id}).status_code == 422
 
-    metrics = httpx.get(f"{base}/metrics").text
+    metrics = http.get(f"{base}/metrics").text
     assert 'memq_stage_seconds_bucket{le="+Inf",stage="memq.extract"}' in metrics
     assert 'memq_memories_written_total{operation="supersede"}' in metrics
     assert 'memq_queue_depth{queue="memq.extract"}' in metrics
-    assert httpx.get(f"{base}/readyz").json()["ready"] is True
-    assert "/v1/turns" in httpx.get(f"{base}/openapi.json").json()["paths"]
-    assert httpx.get(f"{base}/v1/deliveries/{uuid.uuid4().hex}").json()["state"] == "unknown"
+    assert http.get(f"{base}/readyz").json()["ready"] is True
+    assert "/v1/turns" in http.get(f"{base}/openapi.json").json()["paths"]
+    assert http.get(f"{base}/v1/deliveries/{uuid.uuid4().hex}").json()["state"] == "unknown"
 
-    gone = httpx.delete(f"{base}/v1/users/{user_id}")
+    gone = http.delete(f"{base}/v1/users/{user_id}")
     assert gone.status_code == 200
-    assert httpx.get(f"{base}/v1/users/{user_id}/memories",
+    assert http.get(f"{base}/v1/users/{user_id}/memories",
                      params={"all": True}).json() == []
 
 
-def test_forgotten_text_is_in_no_log_line(api: tuple[str, Path], worker: Worker,
+def test_forgotten_text_is_in_no_log_line(api: tuple[str, Path, httpx.Client], worker: Worker,
                                           user_id: str) -> None:
-    base, serve_log = api
+    base, serve_log, http = api
     code = uuid.uuid4().hex[:10]
     secret = f"I live in Quokka Street {code}."  # extracted: through every stage
-    res = httpx.post(f"{base}/v1/turns", json={"user_id": user_id, "messages": [
+    res = http.post(f"{base}/v1/turns", json={"user_id": user_id, "messages": [
         {"role": "user", "content": secret}]})
     assert res.status_code == 202
-    assert {s["state"] for s in _done(base, res.json()["delivery_ids"])} == {"done"}
-    assert httpx.post(f"{base}/v1/search", json={"user_id": user_id, "query": "where do I live",
+    assert {s["state"] for s in _done(http, base, res.json()["delivery_ids"])} == {"done"}
+    assert http.post(f"{base}/v1/search", json={"user_id": user_id, "query": "where do I live",
                                                  "record": True}).status_code == 200
-    memq("forget", "--user", user_id)
+    memq("forget", "--user", f"{TENANT}:{user_id}")  # the stores' id of the tenant's user
     for log in (worker.log, serve_log):  # no log line of the worker or the API holds it
         text = log.read_text(errors="replace")
         assert code not in text and "Quokka" not in text, log
@@ -225,7 +210,7 @@ def test_forgotten_text_is_in_no_log_line(api: tuple[str, Path], worker: Worker,
 
 
 def test_doctor_and_status_with_a_service_down(worker: Worker) -> None:
-    dead = str(_free_port())  # nothing listens there
+    dead = str(free_port())  # nothing listens there
     res = memq("doctor", check=False, env=memq_env(MEMQ_NEO4J_PORT=dead))
     assert res.returncode != 0
     failed = [line for line in res.stdout.splitlines() if line.startswith("FAIL")]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from integration.conftest import REDIS_BASE, REPO, memq_env
+from integration.conftest import REDIS_BASE, REPO, memq_env, start_api
 
 pytestmark = pytest.mark.integration
 
@@ -31,6 +31,22 @@ ids = Client().add(sys.argv[1], [{"role": "user", "content": "I live in Reykjavi
 heavy = sorted(m for m in ("chromadb", "neo4j", "onnxruntime", "numpy", "celery", "kombu")
                if m in sys.modules)
 print(json.dumps({"ids": ids, "heavy": heavy, "file": memq.__file__}))
+"""
+
+
+HTTP_AGENT = r"""
+import json, sys
+from memq import HttpClient
+memory = HttpClient()  # MEMQ_API_URL, MEMQ_API_KEY
+user = sys.argv[1]
+ids = memory.add(user, [{"role": "user", "content": "I live in Tromso."}], session_id="s-http")
+states = [s.state for s in memory.wait(ids, timeout=180)]
+hits = memory.search(user, "where do I live?")
+block = memory.context(user, "where do I live?")
+heavy = sorted(m for m in ("chromadb", "neo4j", "onnxruntime", "numpy", "celery", "kombu",
+                           "redis") if m in sys.modules)
+print(json.dumps({"states": states, "hits": [h.content for h in hits], "context": block,
+                  "heavy": heavy}))
 """
 
 
@@ -109,6 +125,26 @@ def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
                                    tmp_path, env).stdout)
         assert {m["content"] for m in memories} >= {"The user lives in Reykjavik."}
         assert any("Kubernetes" in m["content"] for m in memories), memories
+
+        # the light install with a URL and a key only: every read goes through memq serve
+        # (the checkout's, on the wheel's broker db), Redis is out of the agent's reach
+        key = json.loads(_run([str(full / "memq"), "keys", "create", "--tenant", "wheel",
+                               "--scope", "read,write", "--json"], tmp_path, env).stdout)["key"]
+        api = start_api(tmp_path / "serve.log", MEMQ_REDIS_URL=f"{REDIS_BASE}/11")
+        try:
+            agent_env = {**env, "MEMQ_API_URL": api.base, "MEMQ_API_KEY": key,
+                         "MEMQ_REDIS_URL": "redis://127.0.0.1:1/0"}
+            http = json.loads(_run([str(light / "python"), "-c", HTTP_AGENT, user], tmp_path,
+                                   agent_env).stdout.splitlines()[-1])
+            assert http["states"] == ["done"] and http["heavy"] == [], http
+            assert any("Tromso" in h for h in http["hits"]) and "Tromso" in http["context"]
+            cli = json.loads(_run([str(light / "memq"), "search", "--user", user, "--json",
+                                   "Tromso"], tmp_path, agent_env).stdout)
+            assert any("Tromso" in h["content"] for h in cli), cli
+        finally:
+            api.stop()
+            _run([str(full / "memq"), "forget", "--user", f"wheel:{user}", "--purge"],
+                 tmp_path, env)
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)

@@ -12,7 +12,13 @@ An agent needs only::
     memory.wait(ids)
     memory.search("u42", "where do I live?")
 
-``Client`` and ``AsyncClient`` are loaded on first use, so ``import memq`` stays light.
+From a host outside the trusted network, with only the API's URL and a key (``memq serve``,
+``memq keys create``), the same methods over HTTP::
+
+    from memq import HttpClient
+    memory = HttpClient("https://memq.example", api_key="mq_...")  # or MEMQ_API_URL / _KEY
+
+The clients are loaded on first use, so ``import memq`` stays light.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memq.workers.api import AsyncClient, Client
+    from memq.workers.http_client import ApiError, AsyncHttpClient, HttpClient
 
 
 
@@ -41,7 +48,7 @@ def _version() -> str:
 
 __version__ = _version()
 
-__all__ = ["AsyncClient", "Client", "__version__"]
+__all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "Client", "HttpClient", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -49,4 +56,8 @@ def __getattr__(name: str) -> Any:
         from memq.workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
 
         return getattr(api, name)
+    if name in ("HttpClient", "AsyncHttpClient", "ApiError"):
+        from memq.workers import http_client  # noqa: PLC0415
+
+        return getattr(http_client, name)
     raise AttributeError(f"module 'memq' has no attribute {name!r}")

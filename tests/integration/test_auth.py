@@ -1,0 +1,335 @@
+"""Keys, tenants and scopes on the real ``memq serve`` (its own process, the tests' Redis and
+stores, a real worker): every route against no key, a malformed, a revoked, a wrong-scope and
+the right key; cross-tenant probes; a fuzz of the Authorization header; limits; readiness with
+a store down; forgetting a memory with its source turns; and an agent that has only the URL
+and a key (memq.HttpClient, with Redis out of its reach)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from integration.conftest import Api, Worker, free_port, memq, memq_env, new_key, start_api
+
+pytestmark = pytest.mark.integration
+
+A, B = "acme", "beta"  # two tenants
+USER = "alice"
+
+
+@pytest.fixture(scope="module")
+def server(worker: Worker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    api = start_api(tmp_path_factory.mktemp("serve-auth") / "serve.log")
+    yield api
+    api.stop()
+
+
+@pytest.fixture(scope="module")
+def keys(server: Api) -> dict[str, str]:
+    made = {scope: new_key(A, scope) for scope in ("read", "write", "forget", "admin")}
+    made["b_admin"] = new_key(B, "admin")
+    made["revoked"] = new_key(A, "admin")
+    memq("keys", "revoke", made["revoked"].split("_")[1])  # by its id
+    return made
+
+
+def _call(api: Api, method: str, path: str, body: Any = None, key: str | None = None,
+          headers: dict[str, str] | None = None, **params: Any) -> httpx.Response:
+    sent = dict(headers or {})
+    if key is not None:
+        sent["Authorization"] = f"Bearer {key}"
+    return httpx.request(method, api.base + path, json=body, headers=sent, params=params,
+                         timeout=120)
+
+
+def _user(tag: str) -> str:
+    return f"{tag}-{uuid.uuid4().hex[:8]}"
+
+
+# (method, path, body, scope): every route that touches a user or the operator's data
+def _routes(user: str) -> list[tuple[str, str, Any, str]]:
+    return [
+        ("POST", "/v1/turns", {"user_id": user, "messages": [
+            {"role": "user", "content": "I prefer green tea."}]}, "write"),
+        ("POST", "/v1/turns", [{"user_id": user, "session_id": "s", "turn_id": "t1",
+                                "role": "user", "content": "I prefer green tea.",
+                                "timestamp": "2026-11-01T09:00:00Z"}], "write"),
+        ("GET", "/v1/deliveries/d-none", None, "read"),
+        ("POST", "/v1/deliveries", {"delivery_ids": ["d-none"]}, "read"),
+        ("GET", "/v1/deliveries/d-none", None, "write"),  # a writer waits on its own
+        ("POST", "/v1/deliveries", {"delivery_ids": ["d-none"]}, "write"),
+        ("GET", f"/v1/users/{user}/memories", None, "read"),
+        ("GET", f"/v1/users/{user}/facts", None, "read"),
+        ("GET", f"/v1/users/{user}/audit", None, "read"),
+        ("POST", "/v1/search", {"user_id": user, "query": "tea"}, "read"),
+        ("POST", "/v1/context", {"user_id": user, "query": "tea"}, "read"),
+        ("DELETE", f"/v1/users/{user}/memories/m_none", None, "forget"),
+        ("DELETE", f"/v1/users/{user}", None, "forget"),
+        ("GET", "/v1/access", None, "admin"),
+        ("GET", "/metrics", None, "admin"),
+    ]
+
+
+OTHER_SCOPE = {"read": "write", "write": "read", "forget": "read", "admin": "forget"}
+PUBLIC = {"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+
+
+def test_every_route_is_in_the_matrix(server: Api) -> None:
+    paths = set(httpx.get(server.base + "/openapi.json").json()["paths"])
+    covered = {p.replace(USER, "{user_id}").replace("m_none", "{memory_id}")
+               .replace("d-none", "{delivery_id}") for _, p, _, _ in _routes(USER)}
+    assert paths - PUBLIC <= covered, f"routes without an auth test: {paths - PUBLIC - covered}"
+
+
+def test_each_route_against_each_kind_of_key(server: Api, keys: dict[str, str]) -> None:
+    for method, path, body, scope in _routes(_user("matrix")):
+        what = f"{method} {path} ({scope})"
+        none = _call(server, method, path, body)
+        assert none.status_code == 401, what
+        assert none.headers.get("www-authenticate") == "Bearer", what
+        assert "no API key" in none.json()["detail"], what
+        assert _call(server, method, path, body, key="mq_nope").status_code == 401, what
+        assert _call(server, method, path, body, key=keys["revoked"]).status_code == 401, what
+        lacking = "forget" if path.startswith("/v1/deliveries") else OTHER_SCOPE[scope]
+        wrong = _call(server, method, path, body, key=keys[lacking])
+        assert wrong.status_code == 403, what
+        assert "may not" in wrong.json()["detail"] and scope in wrong.json()["detail"], what
+        right = _call(server, method, path, body, key=keys[scope])
+        assert right.status_code in (200, 202), f"{what}: {right.status_code} {right.text}"
+        admin = _call(server, method, path, body, key=keys["admin"])  # admin may everything
+        assert admin.status_code in (200, 202), f"{what}: {admin.status_code}"
+
+
+def test_the_authorization_header_fuzzed(server: Api, keys: dict[str, str]) -> None:
+    good = keys["read"]
+    path = f"/v1/users/{_user('fuzz')}/memories"
+    refused = ["", "Bearer", "Basic " + good, "Token " + good, good,
+               f"Bearer {good}x", f"Bearer {good[:-1]}", f"Bearer {good.upper()}",
+               f"Bearer {good} {good}", "Bearer " + "A" * 8000, f"Bearer \t{good}x",
+               "Bearer mq_0123456789abcdef_" + "A" * 43, f"Bearer {good[:3]}..{good[3:]}",
+               "Bearer " + good.replace("_", "%5F")]
+    for header in refused:
+        res = httpx.get(server.base + path, headers={"Authorization": header}, timeout=30)
+        assert res.status_code == 401, (header[:60], res.status_code)
+    for header in (f"Bearer {good}", f"bearer {good}", f"BEARER  {good}"):
+        assert httpx.get(server.base + path, headers={"Authorization": header},
+                         timeout=30).status_code == 200, header
+    raw = httpx.get(server.base + path, timeout=30,
+                    headers=[(b"Authorization", "Bearer clé-ünïcode".encode("latin-1"))])
+    assert raw.status_code == 401
+
+
+def _write_and_wait(server: Api, key: str, user: str, texts: list[str]) -> list[str]:
+    res = _call(server, "POST", "/v1/turns", {"user_id": user, "messages": [
+        {"role": "user", "content": t, "timestamp": f"2026-11-2{i}T10:00:00Z"}
+        for i, t in enumerate(texts)]}, key=key)
+    assert res.status_code == 202, res.text
+    done = _call(server, "POST", "/v1/deliveries", {"delivery_ids": res.json()["delivery_ids"],
+                                                   "wait_s": 30}, key=key)
+    for _ in range(8):  # the first deliveries of a suite pay the worker's cold start
+        if all(d["finished"] for d in done.json()):
+            break
+        done = _call(server, "POST", "/v1/deliveries", {
+            "delivery_ids": res.json()["delivery_ids"], "wait_s": 30}, key=key)
+    assert {d["state"] for d in done.json()} == {"done"}, done.json()
+    assert {d["user_id"] for d in done.json()} == {user}  # as the tenant names it
+    return list(res.json()["delivery_ids"])
+
+
+def test_a_tenant_cannot_reach_another_tenants_user(server: Api, keys: dict[str, str]) -> None:
+    user = _user("cross")
+    deliveries = _write_and_wait(server, keys["admin"], user, ["I live in Lisbon.",
+                                                 "We use Terraform for our infrastructure."])
+    mine = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["read"]).json()
+    assert {m["user_id"] for m in mine} == {user} and len(mine) == 2, mine
+    b = keys["b_admin"]
+    for probe in (user, f"{A}:{user}", f"{A.upper()}:{user}", f":{user}", f"{B}:{A}:{user}"):
+        for path in ("memories", "facts", "audit"):
+            got = _call(server, "GET", f"/v1/users/{probe}/{path}", key=b)
+            assert got.status_code == 200 and got.json() == [], (probe, path, got.text)
+        hits = _call(server, "POST", "/v1/search", {"user_id": probe, "query": "Lisbon"}, key=b)
+        assert hits.status_code == 200 and hits.json() == [], (probe, hits.text)
+        block = _call(server, "POST", "/v1/context", {"user_id": probe, "query": "Lisbon"},
+                      key=b).json()["context"]
+        assert "Lisbon" not in block, probe
+    for trick in (f"..%2f{A}:{user}", f"%2e%2e/{A}:{user}", f"{user}%00", "%C3%A5lice",
+                  f"{A}%3A{user}/..", "x" * 200):
+        got = _call(server, "GET", f"/v1/users/{trick}/memories", key=b)
+        assert got.status_code in (400, 404, 405) or got.json() == [], (trick, got.status_code)
+    # another tenant's deliveries read as unknown, and forgetting "the same" user forgets B's
+    states = _call(server, "POST", "/v1/deliveries", {"delivery_ids": deliveries}, key=b).json()
+    assert [(s["state"], s["user_id"]) for s in states] == [("unknown", None)] * len(deliveries)
+    assert _call(server, "DELETE", f"/v1/users/{user}/memories/{mine[0]['id']}",
+                 key=b).status_code == 200
+    assert _call(server, "DELETE", f"/v1/users/{user}", key=b).status_code == 200
+    after = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["read"]).json()
+    assert [m["id"] for m in after] == [m["id"] for m in mine]
+    # the access record: A's tenant sees who read its user (ids and routes, never content)
+    record = _call(server, "GET", "/v1/access", key=keys["admin"], limit=1000).json()
+    assert any(e["route"] == "/v1/users/{user_id}/memories" and e["user"] == user
+               and e["key"] == keys["read"].split("_")[1] and e["status"] == "200"
+               for e in record), record[:5]
+    assert "Lisbon" not in json.dumps(record)
+    theirs = _call(server, "GET", "/v1/access", key=b, limit=10_000).json()
+    assert all(e["key"] == b.split("_")[1] for e in theirs)
+    cli = json.loads(memq("keys", "access", "--tenant", A, "--limit", "1000", "--json").stdout)
+    ours = {k.split("_")[1] for name, k in keys.items() if name != "b_admin"}
+    assert cli and {e["key"] for e in cli} <= ours
+
+
+def test_forgetting_a_memory_with_its_source_turns(server: Api, keys: dict[str, str]) -> None:
+    user = _user("gouda")
+    said = "I love all cheeses, but gouda is my favourite."
+    _write_and_wait(server, keys["write"], user, [said, "I live in Porto."])
+    memories = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["read"]).json()
+    gouda = [m for m in memories if "gouda" in m["content"].lower()]
+    porto = [m for m in memories if "Porto" in m["content"]]
+    assert gouda and porto, memories
+
+    def quoted(query: str) -> str:
+        block = _call(server, "POST", "/v1/context", {"user_id": user, "query": query},
+                      key=keys["read"]).json()["context"]
+        return str(block)
+
+    # the default keeps the turn: forgetting Porto's memory leaves the turn that said it
+    plain = _call(server, "DELETE", f"/v1/users/{user}/memories/{porto[0]['id']}",
+                  key=keys["forget"]).json()
+    assert plain["episodes"] == 0 and "Porto" in quoted("where do I live?")
+    report = _call(server, "DELETE", f"/v1/users/{user}/memories/{gouda[0]['id']}",
+                   key=keys["forget"], with_sources="true").json()
+    assert report["episodes"] == 1 and report["user_id"] == user, report
+    assert "gouda" not in quoted("which cheese is my favourite?").lower()
+    hits = _call(server, "POST", "/v1/search", {"user_id": user, "query": "gouda cheese"},
+                 key=keys["read"]).json()
+    assert not [h for h in hits if "gouda" in h["content"].lower()], hits
+
+
+def test_bad_input_gets_a_one_line_400(server: Api, keys: dict[str, str]) -> None:
+    naive = _call(server, "POST", "/v1/turns", {"user_id": _user("naive"), "messages": [
+        {"role": "user", "content": "hi", "timestamp": "2026-11-01T09:00:00"}]},
+        key=keys["write"])
+    assert naive.status_code == 400 and "time zone" in naive.json()["detail"], naive.text
+    long_id = _call(server, "GET", f"/v1/users/{'u' * 124}/memories", key=keys["read"])
+    assert long_id.status_code == 400 and "1-123 characters" in long_id.json()["detail"]
+    res = memq("serve", "--port", "99999", check=False)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "1-65535" in res.stderr
+
+
+def test_limits_per_tenant(worker: Worker, tmp_path: Any) -> None:
+    api = start_api(tmp_path / "serve.log", MEMQ_RATE_REQUESTS_PER_S="0.2",
+                    MEMQ_RATE_REQUESTS_BURST="3", MEMQ_RATE_INGEST_CHARS_PER_S="1",
+                    MEMQ_RATE_INGEST_BURST_CHARS="100")
+    try:
+        tenant = f"rl-{uuid.uuid4().hex[:8]}"
+        key, other = new_key(tenant, "admin"), new_key(f"{tenant}-2", "admin")
+        ingest = new_key(f"{tenant}-3", "write")
+        path = f"/v1/users/{_user('rate')}/memories"
+        assert [_call(api, "GET", path, key=key).status_code for _ in range(3)] == [200] * 3
+        over = _call(api, "GET", path, key=key)
+        assert over.status_code == 429 and int(over.headers["retry-after"]) >= 1, over.text
+        assert _call(api, "GET", path, key=other).status_code == 200  # per tenant
+        big = _call(api, "POST", "/v1/turns", {"user_id": "u", "messages": [
+            {"role": "user", "content": "x" * 150}]}, key=ingest)
+        assert big.status_code == 413, big.text
+        fits = _call(api, "POST", "/v1/turns", {"user_id": "u", "messages": [
+            {"role": "user", "content": "y" * 70}]}, key=ingest)
+        assert fits.status_code == 202
+        again = _call(api, "POST", "/v1/turns", {"user_id": "u", "messages": [
+            {"role": "user", "content": "z" * 70}]}, key=ingest)
+        assert again.status_code == 429 and int(again.headers["retry-after"]) >= 30
+    finally:
+        api.stop()
+
+
+def test_a_store_down_leaves_the_write_path_ready(worker: Worker, tmp_path: Any) -> None:
+    api = start_api(tmp_path / "serve.log", MEMQ_CHROMA_PORT=str(free_port()))
+    try:
+        key = new_key(A, "admin")
+        ready = httpx.get(api.base + "/readyz", timeout=30)
+        assert ready.status_code == 200, ready.text
+        assert ready.json() == {"ready": True, "write": True, "read": False}  # no details
+        reads = httpx.get(api.base + "/readyz", params={"path": "read"}, timeout=30)
+        assert reads.status_code == 503
+        detailed = _call(api, "GET", "/readyz", key=key).json()
+        assert [c["name"] for c in detailed["checks"] if not c["ok"]] == ["chroma"]
+        res = _call(api, "POST", "/v1/turns", {"user_id": _user("down"), "messages": [
+            {"role": "user", "content": "I prefer tea."}]}, key=key)
+        assert res.status_code == 202, res.text
+        assert _call(api, "POST", "/v1/search", {"user_id": "u", "query": "tea"},
+                     key=key).status_code == 503
+    finally:
+        api.stop()
+
+
+def test_auth_off_is_explicit_and_loud(worker: Worker, tmp_path: Any) -> None:
+    api = start_api(tmp_path / "serve.log", MEMQ_AUTH="off")
+    try:
+        assert httpx.get(f"{api.base}/v1/users/{_user('off')}/memories").status_code == 200
+    finally:
+        api.stop()
+    assert "MEMQ_AUTH=off" in api.log.read_text()
+
+
+HTTP_AGENT = r"""
+import asyncio, json, sys
+from memq import AsyncHttpClient, HttpClient, ApiError
+
+user = sys.argv[1]
+memory = HttpClient()  # MEMQ_API_URL and MEMQ_API_KEY; no Redis reachable from here
+ids = memory.add(user, [
+    {"role": "user", "content": "I live in Lisbon.", "timestamp": "2026-11-20T10:00:00Z"},
+    {"role": "user", "content": "We use Terraform for all our infrastructure.",
+     "timestamp": "2026-11-20T10:01:00Z"}], session_id="s1")
+statuses = memory.wait(ids, timeout=300)
+hits = memory.search(user, "where does the user live?", k=5)
+mems = memory.memories(user)
+out = {"states": [s.state for s in statuses], "memories": [m.content for m in mems],
+       "hit_types": sorted({h.type for h in hits}), "facts": len(memory.facts(user)),
+       "audit": len(memory.audit(user)),
+       "context": memory.context(user, "where does the user live?"),
+       "access": len(memory.access(10))}
+
+async def more():
+    async with AsyncHttpClient() as m:
+        found = await m.search(user, "Terraform", k=3)
+        return [h.type for h in found]
+
+out["async"] = asyncio.run(more())
+out["forgot"] = memory.forget(user).total
+out["after"] = len(memory.memories(user, include_inactive=True))
+try:
+    HttpClient(api_key="mq_0000000000000000_" + "A" * 43).memories(user)
+except ApiError as exc:
+    out["bad_key"] = exc.status
+print(json.dumps(out))
+"""
+
+
+def test_an_agent_with_only_a_url_and_a_key(server: Api, keys: dict[str, str]) -> None:
+    dead_redis = f"redis://127.0.0.1:{free_port()}/0"
+    env = memq_env(MEMQ_API_URL=server.base, MEMQ_API_KEY=keys["admin"],
+                   MEMQ_REDIS_URL=dead_redis)
+    user = _user("agent")
+    res = subprocess.run([sys.executable, "-c", HTTP_AGENT, user], cwd="/", env=env,
+                         capture_output=True, text=True, timeout=420, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["states"] == ["done"]
+    assert any("Lisbon" in m for m in out["memories"]), out
+    assert "memory" in out["hit_types"] and out["facts"] >= 1 and out["audit"] >= 2
+    assert "Lisbon" in out["context"] and out["access"] >= 5
+    assert out["async"] and out["forgot"] > 0 and out["after"] == 0
+    assert out["bad_key"] == 401
+    # the CLI reads through the same client when MEMQ_API_URL is set
+    cli = memq("search", "--user", user, "Lisbon", "--json", env=env)
+    assert json.loads(cli.stdout) == []  # forgotten
+    refused = memq("memories", "--user", user, check=False,
+                   env={**env, "MEMQ_API_KEY": keys["write"]})
+    assert refused.returncode == 1 and "403" in refused.stderr

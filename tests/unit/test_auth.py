@@ -1,0 +1,102 @@
+"""The pure part of authentication and tenancy (workers.auth): key format, scopes, the
+tenant's user ids, and what a response shows of them."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from memq.workers import auth
+
+
+def _key(scopes: str, revoked: str | None = None) -> auth.ApiKey:
+    return auth.ApiKey(id="0123456789abcdef", tenant="acme", scopes=auth.parse_scopes(scopes),
+                       name="", created_at="2026-12-01T00:00:00Z", revoked_at=revoked)
+
+
+def test_scopes_are_a_closed_set_and_admin_holds_them_all() -> None:
+    assert _key("read").allows("read") and not _key("read").allows("write")
+    assert not _key("read,write").allows("forget")
+    assert all(_key("admin").allows(s) for s in auth.SCOPES)
+    assert not _key("admin", revoked="2026-12-02T00:00:00Z").allows("read")
+    for bad in ("", "read,root", "READ", " , "):
+        with pytest.raises(auth.AuthError, match="scopes are"):
+            auth.parse_scopes(bad)
+    assert auth.parse_scopes(" read , write ") == {"read", "write"}
+
+
+def test_a_tenants_user_ids_are_its_own_by_construction() -> None:
+    assert auth.tenant_user("acme", "alice") == "acme:alice"
+    assert auth.tenant_user(None, "alice") == "alice"  # auth off: as given
+    # whatever id a key of tenant B sends, the stores see one of B's users
+    for probe in ("acme:alice", "alice", ":alice", "acme::alice"):
+        assert auth.tenant_user("beta", probe).startswith("beta:")
+        assert auth.tenant_user("beta", probe) != "acme:alice"
+    assert auth.external_user("acme", "acme:alice") == "alice"
+    assert auth.external_user("acme", "beta:alice") is None
+    assert auth.external_user("acme", "acme") is None
+    assert auth.external_user(None, "x") == "x"
+    assert auth.external_user("acme", None) is None
+
+
+@pytest.mark.parametrize("probe", ["../beta:alice", "..%2fbeta", "alice/../bob", "ålice",
+                                   "al ice", "", "a" * 124, "alice\n", "\u0430lice", "%00"])
+def test_user_ids_outside_the_alphabet_or_too_long_are_refused(probe: str) -> None:
+    with pytest.raises(auth.AuthError, match="a user id is 1-123 characters"):
+        auth.tenant_user("acme", probe)
+
+
+def test_the_longest_user_id_still_fits_the_contract() -> None:
+    internal = auth.tenant_user("acme", "a" * 123)
+    assert len(internal) == auth.MAX_INTERNAL_ID
+    from memq.schemas import IngestBatch, Turn
+
+    IngestBatch(user_id=internal, session_id="s", turns=[Turn(
+        turn_id="t", role="user", content="x", timestamp="2026-12-01T00:00:00Z")])
+
+
+def test_tenant_names_have_no_separator() -> None:
+    for bad in ("", "Acme", "ac:me", "-acme", "a" * 33, "acme/x", "ac me"):
+        with pytest.raises(auth.AuthError, match="a tenant is"):
+            auth.check_tenant(bad)
+    assert auth.check_tenant("acme-eu_2") == "acme-eu_2"
+
+
+def test_responses_name_users_as_the_tenant_does() -> None:
+    body = [{"user_id": "acme:alice", "content": "x", "nested": {"user_id": "acme:bob"}},
+            {"user_id": "acme:carol", "items": [{"user_id": "acme:dave"}]}]
+    assert auth.externalize("acme", body) == [
+        {"user_id": "alice", "content": "x", "nested": {"user_id": "bob"}},
+        {"user_id": "carol", "items": [{"user_id": "dave"}]}]
+    assert auth.externalize(None, body) == body
+
+
+def test_key_ids_come_only_from_well_formed_keys() -> None:
+    good = "mq_0123456789abcdef_" + "A" * 43
+    assert auth.key_id_of(good) == "0123456789abcdef"
+    rng = random.Random(7)
+    alphabet = string.printable + "é€\u200b\x00"
+    for _ in range(2_000):  # fuzz: nothing but the exact shape names a key
+        mutated = list(good)
+        for _ in range(rng.randint(1, 3)):
+            op = rng.random()
+            pos = rng.randrange(len(mutated) + 1)
+            if op < 0.4 and mutated:
+                mutated[min(pos, len(mutated) - 1)] = rng.choice(alphabet)
+            elif op < 0.7:
+                mutated.insert(pos, rng.choice(alphabet))
+            elif mutated:
+                del mutated[min(pos, len(mutated) - 1)]
+        text = "".join(mutated)
+        found = auth.key_id_of(text)
+        assert found is None or auth.KEY_RE.fullmatch(text), text
+    for bad in ("", "mq_", good + "A", good[:-1], good.upper(), " " + good, good + "\n",
+                "Bearer " + good):
+        assert auth.key_id_of(bad) is None, bad
+
+
+def test_digests_differ_for_different_keys() -> None:
+    a, b = "mq_0123456789abcdef_" + "A" * 43, "mq_0123456789abcdef_" + "B" * 43
+    assert auth.digest(a) != auth.digest(b) and len(auth.digest(a)) == 64

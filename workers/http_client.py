@@ -1,0 +1,333 @@
+"""The agent API over HTTP: :class:`HttpClient` (sync) and :class:`AsyncHttpClient`.
+
+The same methods as :class:`memq.workers.api.Client`, against ``memq serve``: an agent outside
+the trusted network needs the API's URL and a key (``memq keys create``), and neither Redis
+nor the stores' drivers nor their credentials. Part of the light install (``memq[client]``:
+httpx, pydantic). ``url`` and ``api_key`` default to ``MEMQ_API_URL`` and ``MEMQ_API_KEY``.
+
+An answer other than 2xx raises :class:`ApiError` with the API's one-line reason; 429 and 503
+carry ``retry_after`` (seconds, when the API said).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from memq.schemas import AuditEntry, IngestBatch, StoredMemory
+from memq.workers.api import Message, Status
+
+if TYPE_CHECKING:
+    from memq.pipeline.ports import Hit
+    from memq.workers.forget import ForgetReport
+
+__all__ = ["ApiError", "AsyncHttpClient", "HttpClient"]
+
+MAX_ITEMS = 10_000  # turns a request (workers.http.MAX_BODY_ITEMS)
+WAIT_STEP_S = 20.0  # one long-poll of wait (the API holds a request up to 30 s)
+
+
+class ApiError(RuntimeError):
+    """The API refused or failed a call: ``status`` and its one-line ``detail``."""
+
+    def __init__(self, status: int, detail: str, retry_after: float | None = None) -> None:
+        super().__init__(f"memq API answered {status}: {detail}")
+        self.status, self.detail, self.retry_after = status, detail, retry_after
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    path: str
+    parse: Callable[[Any], Any]
+    json: Any = None
+    params: dict[str, Any] | None = None
+    timeout: float | None = None
+
+
+def _detail(resp: httpx.Response) -> str:
+    try:
+        detail = resp.json().get("detail", resp.text)
+    except ValueError:
+        detail = resp.text
+    return (detail if isinstance(detail, str) else str(detail))[:500]
+
+
+def _checked(resp: httpx.Response) -> Any:
+    if resp.status_code >= 300:
+        after = resp.headers.get("Retry-After")
+        raise ApiError(resp.status_code, _detail(resp),
+                       float(after) if after and after.isdigit() else None)
+    return resp.json()
+
+
+def _hit(row: dict[str, Any]) -> Hit:
+    from memq.pipeline.ports import Hit  # noqa: PLC0415
+
+    return Hit(**{**row, "event_at": datetime.fromisoformat(row["event_at"]),
+                  "created_at": datetime.fromisoformat(row["created_at"]),
+                  "neighbors": tuple(row.get("neighbors") or ())})
+
+
+def _report(row: dict[str, Any]) -> ForgetReport:
+    from memq.workers.forget import ForgetReport  # noqa: PLC0415
+
+    return ForgetReport(**{k: v for k, v in row.items() if k != "total"})
+
+
+def _status(row: dict[str, Any]) -> Status:
+    return Status(delivery_id=row["delivery_id"], state=row["state"], user_id=row["user_id"],
+                  reason=row["reason"])
+
+
+def _message(m: Mapping[str, Any] | Message | str) -> dict[str, Any]:
+    if isinstance(m, str):
+        raise TypeError("a message is a mapping or a Message ({'role': 'user', 'content': "
+                        "...}), not a string")
+    if isinstance(m, Message):
+        return m.model_dump(mode="json", exclude_none=True)
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in m.items()}
+
+
+def _lines(batches: Iterable[IngestBatch]) -> list[dict[str, Any]]:
+    return [{"user_id": b.user_id, "session_id": b.session_id,
+             **t.model_dump(mode="json", exclude_none=True)} for b in batches for t in b.turns]
+
+
+def _ids(answers: Sequence[dict[str, Any]]) -> list[str]:
+    return [d for a in answers for d in a["delivery_ids"]]
+
+
+class _Calls:
+    """Each operation as a request and the parse of its answer (shared by both clients)."""
+
+    @staticmethod
+    def add(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+            session_id: str | None) -> _Call:
+        body: dict[str, Any] = {"user_id": user_id, "messages": [_message(m) for m in messages]}
+        if session_id is not None:
+            body["session_id"] = session_id
+        return _Call("POST", "/v1/turns", lambda r: list(r["delivery_ids"]), json=body)
+
+    @staticmethod
+    def enqueue(lines: list[dict[str, Any]]) -> list[_Call]:
+        return [_Call("POST", "/v1/turns", lambda r: r, json=lines[i:i + MAX_ITEMS])
+                for i in range(0, len(lines), MAX_ITEMS)]
+
+    @staticmethod
+    def status(delivery_ids: Sequence[str], wait_s: float = 0.0) -> _Call:
+        return _Call("POST", "/v1/deliveries", lambda rows: [_status(r) for r in rows],
+                     json={"delivery_ids": list(delivery_ids), "wait_s": wait_s},
+                     timeout=wait_s + 30.0)
+
+    @staticmethod
+    def search(user_id: str, query: str, k: int, record: bool) -> _Call:
+        return _Call("POST", "/v1/search", lambda rows: [_hit(r) for r in rows],
+                     json={"user_id": user_id, "query": query, "k": k, "record": record})
+
+    @staticmethod
+    def memories(user_id: str, include_inactive: bool, as_of: datetime | None) -> _Call:
+        params: dict[str, Any] = {"all": include_inactive}
+        if as_of is not None:
+            params["as_of"] = as_of.isoformat()
+        return _Call("GET", f"/v1/users/{user_id}/memories",
+                     lambda rows: [StoredMemory.model_validate(r) for r in rows], params=params)
+
+    @staticmethod
+    def facts(user_id: str) -> _Call:
+        return _Call("GET", f"/v1/users/{user_id}/facts", list)
+
+    @staticmethod
+    def audit(user_id: str, memory_id: str | None) -> _Call:
+        return _Call("GET", f"/v1/users/{user_id}/audit",
+                     lambda rows: [AuditEntry.model_validate(r) for r in rows],
+                     params={"memory_id": memory_id} if memory_id else None)
+
+    @staticmethod
+    def context(user_id: str, query: str, max_tokens: int, k: int) -> _Call:
+        return _Call("POST", "/v1/context", lambda r: str(r["context"]),
+                     json={"user_id": user_id, "query": query, "max_tokens": max_tokens,
+                           "k": k})
+
+    @staticmethod
+    def forget(user_id: str, memory_id: str | None, with_sources: bool) -> _Call:
+        if memory_id:
+            return _Call("DELETE", f"/v1/users/{user_id}/memories/{memory_id}", _report,
+                         params={"with_sources": with_sources})
+        return _Call("DELETE", f"/v1/users/{user_id}", _report)
+
+    @staticmethod
+    def access(limit: int) -> _Call:
+        return _Call("GET", "/v1/access", list, params={"limit": limit})
+
+
+def _config(url: str | None, api_key: str | None) -> tuple[str, dict[str, str]]:
+    if url is None or api_key is None:
+        from memq.workers.settings import Settings  # noqa: PLC0415
+
+        s = Settings()
+        url = url or s.api_url
+        if api_key is None and s.api_key is not None:
+            api_key = s.api_key.get_secret_value()
+    if not url:
+        raise ValueError("HttpClient needs the API's URL: HttpClient(url=...) or MEMQ_API_URL")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return url.rstrip("/"), headers
+
+
+class HttpClient:
+    """Sync agent API over HTTP; one connection pool, opened on first use."""
+
+    def __init__(self, url: str | None = None, api_key: str | None = None, *,
+                 timeout: float = 30.0) -> None:
+        base, headers = _config(url, api_key)
+        self._http = httpx.Client(base_url=base, headers=headers, timeout=timeout)
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _do(self, call: _Call) -> Any:
+        try:
+            resp = self._http.request(call.method, call.path, json=call.json,
+                                      params=call.params,
+                                      timeout=call.timeout or httpx.USE_CLIENT_DEFAULT)
+        except httpx.TransportError as exc:
+            raise ApiError(503, f"{self._http.base_url} not reachable "
+                                f"({type(exc).__name__})") from None
+        return call.parse(_checked(resp))
+
+    def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+            session_id: str | None = None) -> list[str]:
+        """Enqueue a conversation (chat messages); returns its delivery ids at once."""
+        return list(self._do(_Calls.add(user_id, messages, session_id)))
+
+    def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
+        return _ids([self._do(c) for c in _Calls.enqueue(_lines(batches))])
+
+    def status(self, delivery_ids: Sequence[str]) -> list[Status]:
+        return list(self._do(_Calls.status(delivery_ids)))
+
+    def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
+        """Until every delivery is done or dead-lettered (the API holds each request until
+        they are, up to 20 s); TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            step = max(0.0, min(WAIT_STEP_S, deadline - time.monotonic()))
+            statuses: list[Status] = self._do(_Calls.status(delivery_ids, step))
+            if all(s.finished for s in statuses):
+                return statuses
+            if time.monotonic() >= deadline:
+                waiting = sum(not s.finished for s in statuses)
+                raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
+                                   f"after {timeout:g}s")
+
+    def search(self, user_id: str, query: str, k: int = 10, *,
+               record: bool = False) -> list[Hit]:
+        return list(self._do(_Calls.search(user_id, query, k, record)))
+
+    def memories(self, user_id: str, *, include_inactive: bool = False,
+                 as_of: datetime | None = None) -> list[StoredMemory]:
+        return list(self._do(_Calls.memories(user_id, include_inactive, as_of)))
+
+    def facts(self, user_id: str) -> list[dict[str, Any]]:
+        return list(self._do(_Calls.facts(user_id)))
+
+    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        return list(self._do(_Calls.audit(user_id, memory_id)))
+
+    def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20) -> str:
+        return str(self._do(_Calls.context(user_id, query, max_tokens, k)))
+
+    def forget(self, user_id: str, memory_id: str | None = None, *,
+               with_sources: bool = False) -> ForgetReport:
+        report: ForgetReport = self._do(_Calls.forget(user_id, memory_id, with_sources))
+        return report
+
+    def access(self, limit: int = 100) -> list[dict[str, str]]:
+        """The tenant's access record, newest first (an admin key)."""
+        return list(self._do(_Calls.access(limit)))
+
+
+class AsyncHttpClient:
+    """The same API for asyncio agents, on httpx's async client."""
+
+    def __init__(self, url: str | None = None, api_key: str | None = None, *,
+                 timeout: float = 30.0) -> None:
+        base, headers = _config(url, api_key)
+        self._http = httpx.AsyncClient(base_url=base, headers=headers, timeout=timeout)
+
+    async def __aenter__(self) -> AsyncHttpClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _do(self, call: _Call) -> Any:
+        try:
+            resp = await self._http.request(call.method, call.path, json=call.json,
+                                            params=call.params,
+                                            timeout=call.timeout or httpx.USE_CLIENT_DEFAULT)
+        except httpx.TransportError as exc:
+            raise ApiError(503, f"{self._http.base_url} not reachable "
+                                f"({type(exc).__name__})") from None
+        return call.parse(_checked(resp))
+
+    async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+                  session_id: str | None = None) -> list[str]:
+        return list(await self._do(_Calls.add(user_id, messages, session_id)))
+
+    async def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
+        return _ids([await self._do(c) for c in _Calls.enqueue(_lines(batches))])
+
+    async def status(self, delivery_ids: Sequence[str]) -> list[Status]:
+        return list(await self._do(_Calls.status(delivery_ids)))
+
+    async def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
+        deadline = time.monotonic() + timeout
+        while True:
+            step = max(0.0, min(WAIT_STEP_S, deadline - time.monotonic()))
+            statuses: list[Status] = await self._do(_Calls.status(delivery_ids, step))
+            if all(s.finished for s in statuses):
+                return statuses
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"deliveries still in flight after {timeout:g}s")
+
+    async def search(self, user_id: str, query: str, k: int = 10, *,
+                     record: bool = False) -> list[Hit]:
+        return list(await self._do(_Calls.search(user_id, query, k, record)))
+
+    async def memories(self, user_id: str, *, include_inactive: bool = False,
+                       as_of: datetime | None = None) -> list[StoredMemory]:
+        return list(await self._do(_Calls.memories(user_id, include_inactive, as_of)))
+
+    async def facts(self, user_id: str) -> list[dict[str, Any]]:
+        return list(await self._do(_Calls.facts(user_id)))
+
+    async def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        return list(await self._do(_Calls.audit(user_id, memory_id)))
+
+    async def context(self, user_id: str, query: str, *, max_tokens: int = 800,
+                      k: int = 20) -> str:
+        return str(await self._do(_Calls.context(user_id, query, max_tokens, k)))
+
+    async def forget(self, user_id: str, memory_id: str | None = None, *,
+                     with_sources: bool = False) -> ForgetReport:
+        report: ForgetReport = await self._do(_Calls.forget(user_id, memory_id, with_sources))
+        return report
+
+    async def access(self, limit: int = 100) -> list[dict[str, str]]:
+        return list(await self._do(_Calls.access(limit)))
