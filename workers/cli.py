@@ -297,15 +297,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memq.workers.ops import configuration, doctor  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.ops import configuration, doctor, unauthenticated  # noqa: PLC0415
 
     checks = doctor()
+    open_to_all = unauthenticated(wiring.settings())
     if args.json:
         _print_json({"ok": all(c.ok for c in checks), "checks": [c.to_json() for c in checks],
-                     "configuration": configuration()})
+                     "unauthenticated": open_to_all, "configuration": configuration()})
     else:
         for c in checks:
             print(f"{'ok  ' if c.ok else 'FAIL'} {c.name:<9} {c.detail}  ({c.ms:.0f} ms)")
+        for line in open_to_all:
+            print(f"warn unauthenticated: {line}")
         if args.config:
             for key, value in configuration().items():
                 print(f"{key}={'' if value is None else value}")

@@ -45,6 +45,26 @@ def _timed(name: str, probe: Callable[[], str]) -> Check:
     return Check(name, ok, detail, 1000 * (time.perf_counter() - started))
 
 
+def unauthenticated(s: Settings) -> list[str]:
+    """Which services memq reaches with no credentials (``memq doctor`` warns of each): anyone
+    else who reaches them can read or change every user's data."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    out = []
+    url = urlsplit(s.redis_url)
+    if not url.password:
+        out.append(f"redis ({'unix socket' if url.scheme == 'unix' else url.hostname}: no "
+                   "password in MEMQ_REDIS_URL)")
+    elif url.scheme == "redis" and url.hostname not in ("127.0.0.1", "localhost", "::1"):
+        out.append(f"redis ({url.hostname}: the password crosses the network in clear; "
+                   "rediss:// is TLS)")
+    if not (s.neo4j_user and s.neo4j_password):
+        out.append("neo4j (no MEMQ_NEO4J_USER / MEMQ_NEO4J_PASSWORD)")
+    out.append("chroma (its 1.x server has no authentication: keep it on loopback or a "
+               "private network)")
+    return out
+
+
 def _redis(s: Settings) -> str:
     import redis  # noqa: PLC0415
 

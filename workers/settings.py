@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -14,6 +15,10 @@ from memq.schemas import Kind
 
 if TYPE_CHECKING:
     from memq.pipeline.lifecycle import Policy
+
+# Secrets that may come from a file instead (MEMQ_<NAME>_FILE=/run/secrets/...: Docker's and
+# Kubernetes' way); the variable itself wins when both are set.
+SECRET_FILES = ("redis_url", "neo4j_password", "llm_api_key", "embed_api_key", "api_key")
 
 
 class Settings(BaseSettings):
@@ -123,6 +128,21 @@ class Settings(BaseSettings):
     # logs: console (default) or json (one object a line); never turn or memory text at INFO
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _secret_files(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for name in SECRET_FILES:
+            path = os.environ.get(f"MEMQ_{name.upper()}_FILE")
+            if path and not data.get(name):
+                try:
+                    data[name] = Path(path).read_text(encoding="utf-8").strip()
+                except OSError as exc:
+                    raise ValueError(f"MEMQ_{name.upper()}_FILE: cannot read {path} "
+                                     f"({exc.strerror})") from None
+        return data
 
     @model_validator(mode="after")
     def _llm_both_or_neither(self) -> Settings:

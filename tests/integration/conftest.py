@@ -144,12 +144,13 @@ class Api:
         self.proc.wait(timeout=20)
 
 
-def start_api(log: Path, **env: str) -> Api:
+def start_api(log: Path, *, base_env: dict[str, str] | None = None, **env: str) -> Api:
+    """``base_env``: the whole environment instead of memq_env()'s (``env`` is added)."""
     import httpx
 
     port = free_port()
     proc = subprocess.Popen([*MEMQ, "serve", "--port", str(port)], cwd=REPO,
-                            env=memq_env(MEMQ_LOG_FORMAT="json", **env),
+                            env={**(base_env or memq_env()), "MEMQ_LOG_FORMAT": "json", **env},
                             stdout=log.open("wb"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
