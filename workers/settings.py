@@ -50,8 +50,8 @@ class Settings(BaseSettings):
     auth: Literal["on", "off"] = "on"
     # per tenant (a token bucket in Redis; 0 = unlimited): requests a second, and characters
     # of turn content a second, each with its burst
-    rate_requests_per_s: float = Field(default=50.0, ge=0)
-    rate_requests_burst: float = Field(default=200.0, ge=1)
+    rate_requests_per_s: float = Field(default=100.0, ge=0)
+    rate_requests_burst: float = Field(default=1000.0, ge=1)
     rate_ingest_chars_per_s: float = Field(default=200_000.0, ge=0)
     rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
 
