@@ -141,6 +141,12 @@ def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
             cli = json.loads(_run([str(light / "memq"), "search", "--user", user, "--json",
                                    "Tromso"], tmp_path, agent_env).stdout)
             assert any("Tromso" in h["content"] for h in cli), cli
+            listed = json.loads(_run([str(light / "memq"), "memories", "--user", user,
+                                      "--json"], tmp_path, agent_env).stdout)
+            assert any("Tromso" in m["content"] for m in listed), listed
+            block = _run([str(light / "memq"), "context", "--user", user, "Tromso"], tmp_path,
+                         agent_env).stdout
+            assert "Tromso" in block
         finally:
             api.stop()
             _run([str(full / "memq"), "forget", "--user", f"wheel:{user}", "--purge"],
