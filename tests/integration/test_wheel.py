@@ -75,6 +75,36 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+def _tree() -> set[str]:
+    """Every file of the three source folders, as the wheel should hold it."""
+    out = set()
+    for folder in ("schemas", "pipeline", "workers"):
+        for path in (REPO / folder).rglob("*"):
+            rel = path.relative_to(REPO)
+            if path.is_dir() or "__pycache__" in rel.parts or path.suffix == ".pyc":
+                continue
+            if rel.parts[:2] == ("workers", "root"):
+                out.add("memq/" + "/".join(rel.parts[2:]))
+            else:
+                out.add("memq/" + rel.as_posix())
+    return out
+
+
+def test_the_wheel_holds_every_file_of_the_tree(wheel: Path) -> None:
+    """By rule, not by a list: a new module, folder or data file is in the wheel, and nothing
+    else is (the packaging map of pyproject.toml)."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        shipped = {n for n in z.namelist() if not n.startswith("memq-")}
+    tree = _tree()
+    assert shipped == tree, {"missing": sorted(tree - shipped)[:20],
+                             "extra": sorted(shipped - tree)[:20]}
+    assert {"memq/__init__.py", "memq/workers/http_client.py",
+            "memq/pipeline/adapters/neo4j/cypher/fence.cypher",
+            "memq/pipeline/adapters/minilm/tokenizer.json"} <= shipped
+
+
 def test_wheel_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
     light, full = _venv(tmp_path, "light", wheel, "client"), _venv(tmp_path, "full", wheel,
                                                                    "worker")
