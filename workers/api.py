@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -114,19 +113,18 @@ class Client:
 
         return [Status(**row) for row in wiring.coord().statuses(list(delivery_ids))]
 
-    def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0,
-             poll_s: float = 0.1) -> list[Status]:
-        """Block until every delivery is done or dead-lettered; TimeoutError otherwise."""
-        deadline = time.monotonic() + timeout
-        while True:
-            statuses = self.status(delivery_ids)
-            if all(s.finished for s in statuses):
-                return statuses
-            if time.monotonic() >= deadline:
-                waiting = sum(not s.finished for s in statuses)
-                raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
-                                   f"after {timeout:g}s")
-            time.sleep(poll_s)
+    def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
+        """Block until every delivery is done or dead-lettered (woken as each one finishes,
+        not polling); TimeoutError otherwise."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        rows = wiring.coord().await_finished(list(delivery_ids), timeout)
+        statuses = [Status(**row) for row in rows]
+        if not all(s.finished for s in statuses):
+            waiting = sum(not s.finished for s in statuses)
+            raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
+                               f"after {timeout:g}s")
+        return statuses
 
     def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
                now: datetime | None = None) -> list[Hit]:
@@ -197,16 +195,8 @@ class AsyncClient:
     async def status(self, delivery_ids: Sequence[str]) -> list[Status]:
         return await asyncio.to_thread(self._sync.status, delivery_ids)
 
-    async def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0,
-                   poll_s: float = 0.1) -> list[Status]:
-        deadline = time.monotonic() + timeout
-        while True:
-            statuses = await self.status(delivery_ids)
-            if all(s.finished for s in statuses):
-                return statuses
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"deliveries still in flight after {timeout:g}s")
-            await asyncio.sleep(poll_s)
+    async def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
+        return await asyncio.to_thread(self._sync.wait, delivery_ids, timeout)
 
     async def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
                      now: datetime | None = None) -> list[Hit]:

@@ -30,6 +30,8 @@ from typing import Any, cast
 
 import redis
 
+from memq.workers.coord import lua
+
 SCOPES = ("read", "write", "forget", "admin")
 TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 USER_RE = re.compile(r"^[A-Za-z0-9_.:@\-]+$")  # schemas.messages' id alphabet
@@ -41,24 +43,6 @@ _PREFIX = "memq:auth:"
 _KEYS = _PREFIX + "keys"  # set of key ids
 ACCESS_MAX = 100_000
 _DUMMY = hashlib.sha256(b"memq: no such key").hexdigest()
-
-# A token bucket on Redis's clock. KEYS: the bucket; ARGV: rate per second, burst, cost.
-# Returns the seconds to wait before the cost fits (0: taken now), as a string.
-_TAKE = """
-local rate, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local t = redis.call('time')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
-local b = redis.call('hmget', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(b[1]) or burst
-local at = tonumber(b[2]) or now
-tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
-local wait = 0
-if tokens >= cost then tokens = tokens - cost else wait = (cost - tokens) / rate end
-redis.call('hset', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-redis.call('pexpire', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
-return tostring(wait)
-"""
-
 
 class AuthError(ValueError):
     """A bad key, tenant, scope or user id: one line for the caller."""
@@ -156,7 +140,7 @@ def _iso(now: datetime) -> str:
 class KeyStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
-        self._take = client.register_script(_TAKE)
+        self._take = client.register_script(lua("take_tokens"))
 
     @staticmethod
     def _key(key_id: str) -> str:

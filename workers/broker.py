@@ -31,6 +31,8 @@ from celery.worker import strategy as celery_strategy
 from kombu.transport import redis as kombu_redis
 from kombu.utils import json as kombu_json
 
+from memq.workers.coord import DEAD
+
 log = structlog.get_logger(__name__)
 _loads: Callable[[str], Any] = kombu_json.loads  # what kombu's transport decodes with
 
@@ -38,7 +40,6 @@ _loads: Callable[[str], Any] = kombu_json.loads  # what kombu's transport decode
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
-DEAD = "memq:deadletter"
 RAW_CAP = 64 * 1024
 def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) -> str:
     data = raw.encode("utf-8", "replace") if isinstance(raw, str) else (raw or b"")
@@ -53,7 +54,7 @@ def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) ->
 def _quarantine(raw: bytes | str | None, reason: str, queue: str | None) -> None:
     from memq.workers import wiring  # noqa: PLC0415
 
-    wiring.coord().r.rpush(DEAD, quarantine_entry(raw, reason, queue))
+    wiring.coord().put_dead(quarantine_entry(raw, reason, queue))
     log.error("quarantined an unreadable message", queue=queue, reason=reason[:200])
 
 

@@ -83,30 +83,20 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
 
 
 def cmd_wait(args: argparse.Namespace) -> int:
-    """Until these deliveries (--delivery), or everything in flight, are done; progress on a
-    terminal."""
-    import time  # noqa: PLC0415
-
+    """Until these deliveries (--delivery), or everything in flight, are done: blocks, woken
+    as each delivery finishes."""
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.api import Status  # noqa: PLC0415
 
     coord = wiring.coord()
-    deadline = time.monotonic() + args.timeout
-    tty = sys.stderr.isatty() and not args.json
     wanted: list[str] = args.delivery or []
-    while True:
-        if wanted:
-            statuses = [Status(**row) for row in coord.statuses(wanted)]
-            left = sum(not st.finished for st in statuses)
-        else:
-            statuses, left = [], coord.inflight()
-        if tty:
-            print(f"\rwaiting: {left} in flight ", end="", file=sys.stderr, flush=True)
-        if left == 0 or time.monotonic() >= deadline:
-            break
-        time.sleep(0.2)
-    if tty:
-        print(file=sys.stderr)
+    if sys.stderr.isatty() and not args.json:
+        print(f"waiting for {len(wanted) or coord.inflight()} delivery(ies)…", file=sys.stderr)
+    if wanted:
+        statuses = [Status(**row) for row in coord.await_finished(wanted, args.timeout)]
+        left = sum(not st.finished for st in statuses)
+    else:
+        statuses, left = [], 0 if coord.wait(args.timeout) else coord.inflight()
     dead = [st for st in statuses if st.state == "dead_lettered"]
     if args.json:
         _print_json({"done": left == 0, "in_flight": left,
@@ -409,7 +399,7 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
             batch = IngestBatch.model_validate_json(entry["message"]["batch"])
         except (ValidationError, TypeError) as exc:
             refused.append((entry, f"its batch is not valid: {exc.__class__.__name__}"))
-            coord.r.rpush("memq:deadletter", json.dumps(entry))
+            coord.put_dead(json.dumps(entry))
             continue
         published += enqueue([batch])
     missing = sorted(wanted - {e.get("delivery_id") for e in taken})

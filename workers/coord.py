@@ -10,6 +10,14 @@ A delivery (one enqueued batch) lives here from the moment it is accepted until 
     memq:owner:<user>    the claim of the one worker draining that mailbox (a lease)
     memq:turns:<user>    the turns (``<session>/<turn>``) already applied
     memq:inflight        deliveries not yet done (``memq wait``)
+    memq:deadletter      list: dead letters with their reasons (``memq deadletters``)
+    memq:reaper, memq:stats:<name>, memq:metrics   the reaper's turn, counters, metrics
+
+Every key of memq's own is spelled here and nowhere else (workers.auth keeps its keys under
+``memq:auth:``); the Lua scripts are files of ``workers/lua/``, loaded by name (:func:`lua`).
+Nothing waits by polling: a claim let go is published on ``memq:released`` and a finished
+delivery on ``memq:finished``; who waits subscribes first, then checks, then blocks
+(``holding``, ``await_finished``, ``wait``), never longer than the lease it waits out.
 
 Messages on the broker carry ids only (schemas.StageMessage). The owner claim is not what
 keeps a user's writes correct -- the graph's version fence is (pipeline.service) -- it keeps
@@ -28,6 +36,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
 from typing import Any, cast
 
 import redis
@@ -36,79 +46,23 @@ INFLIGHT = "memq:inflight"
 DEAD = "memq:deadletter"
 OUTBOX = "memq:outbox"
 MAILBOXES = "memq:mboxes"
+REAPER = "memq:reaper"  # the reaper pass of the moment (one worker's, for the interval)
+METRICS = "memq:metrics"  # workers.metrics' series (a hash, one field a series)
+_STATS = "memq:stats:"  # counters: replans, reaped
 
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_DROP = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-# KEYS: dead letters, outcome, delivery, extracted, outbox, inflight, metrics, mailbox (or "");
-# ARGV: entry, cap, delivery id, ttl, metrics field. 0: the delivery was done already (a stale
-# duplicate failed after another run finished it: nothing to record), 1: dead-lettered.
-_DEAD = """
-local outcome = redis.call('get', KEYS[2])
-if outcome and string.sub(outcome, 1, 4) == 'done' and redis.call('exists', KEYS[3]) == 0 then
-  return 0
-end
-redis.call('rpush', KEYS[1], ARGV[1])
-redis.call('ltrim', KEYS[1], -tonumber(ARGV[2]), -1)
-if KEYS[8] ~= '' then redis.call('zrem', KEYS[8], ARGV[3]) end
-redis.call('zrem', KEYS[5], ARGV[3])
-redis.call('del', KEYS[3], KEYS[4])
-redis.call('srem', KEYS[6], ARGV[3])
-redis.call('set', KEYS[2], 'dead_lettered', 'EX', tonumber(ARGV[4]))
-redis.call('hincrby', KEYS[7], ARGV[5], 1)
-return 1
-"""
-# KEYS: owner, mailbox, mailboxes; ARGV: token, user. 1: released; 0: work is waiting, keep
-# draining; -1: not the owner.
-_RELEASE = """
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return -1 end
-if redis.call('zcard', KEYS[2]) > 0 then return 0 end
-redis.call('del', KEYS[1])
-redis.call('srem', KEYS[3], ARGV[2])
-return 1
-"""
-# Post an extracted delivery to its user's mailbox and claim the user if nobody has.
-# KEYS: extracted, mailbox, mailboxes, outbox, delivery, owner
-# ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms
-_POST = """
-redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
-redis.call('sadd', KEYS[3], ARGV[5])
-redis.call('zrem', KEYS[4], ARGV[4])
-redis.call('hset', KEYS[5], 'state', 'extracted')
-if redis.call('set', KEYS[6], ARGV[6], 'NX', 'PX', ARGV[7]) then return ARGV[6] end
-return false
-"""
-
-# Accept deliveries and publish their messages: the records first, so a message is never read
-# before its delivery is recorded. One command, not a pipeline of 3n + m: an agent's
-# Client.add packs and parses one request and one reply.
-# KEYS: outbox, inflight, each delivery's record, each message's queue
-# ARGV: enqueued_at, deadline, n, then per delivery: id, user, batch; then the m messages
-_ACCEPT = """
-local n = tonumber(ARGV[3])
-for i = 1, n do
-  local id = ARGV[1 + 3 * i]
-  redis.call('hset', KEYS[2 + i], 'user', ARGV[2 + 3 * i], 'batch', ARGV[3 + 3 * i],
-             'enqueued_at', ARGV[1], 'state', 'queued')
-  redis.call('zadd', KEYS[1], ARGV[2], id)
-  redis.call('sadd', KEYS[2], id)
-end
-for j = 3 + n, #KEYS do
-  redis.call('lpush', KEYS[j], ARGV[4 + 3 * n + j - (3 + n)])
-end
-return n
-"""
+# Pub/Sub channels: waiting is blocking on one of these, never polling
+RELEASED = "memq:released"  # a user's claim was let go (the message: the claim's key)
+FINISHED = "memq:finished"  # a delivery is done or dead-lettered (the message: its id)
+_LUA = Path(__file__).with_name("lua")
 
 
-def _delivery_key(delivery_id: str) -> str:
+@cache
+def lua(name: str) -> str:
+    """A Lua script of ``workers/lua/`` by name (as the Cypher of pipeline/adapters/neo4j)."""
+    return (_LUA / f"{name}.lua").read_text(encoding="utf-8")
+
+
+def delivery_key(delivery_id: str) -> str:
     return f"memq:delivery:{delivery_id}"
 
 
@@ -121,6 +75,7 @@ def _outcome_key(delivery_id: str) -> str:
 
 
 OUTCOME_TTL_S = 7 * 24 * 3600
+FINAL = ("done", "dead_lettered", "unknown")  # a delivery in one of these is finished
 
 
 def _mbox_key(user_id: str) -> str:
@@ -157,12 +112,12 @@ class Coord:
                  dead_max: int = 10_000) -> None:
         self.r = client
         self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
-        self._accept = self.r.register_script(_ACCEPT)
-        self._post = self.r.register_script(_POST)
-        self._release = self.r.register_script(_RELEASE)
-        self._renew = self.r.register_script(_RENEW)
-        self._drop = self.r.register_script(_DROP)
-        self._dead = self.r.register_script(_DEAD)
+        self._accept = self.r.register_script(lua("accept"))
+        self._post = self.r.register_script(lua("post"))
+        self._release = self.r.register_script(lua("release"))
+        self._renew = self.r.register_script(lua("renew"))
+        self._drop = self.r.register_script(lua("drop"))
+        self._dead = self.r.register_script(lua("dead"))
 
     @classmethod
     def from_url(cls, url: str, **limits: int) -> Coord:
@@ -174,7 +129,7 @@ class Coord:
         """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
         broker message) pairs, workers.wire.task_message), all in one round trip. The
         records go first: a message is never read before its delivery is recorded."""
-        keys = [OUTBOX, INFLIGHT, *(_delivery_key(d) for d, _, _ in deliveries),
+        keys = [OUTBOX, INFLIGHT, *(delivery_key(d) for d, _, _ in deliveries),
                 *(queue for queue, _ in messages)]
         args: list[str | int] = [repr(enqueued_at), repr(deadline), len(deliveries)]
         for row in deliveries:
@@ -187,7 +142,7 @@ class Coord:
         self.r.lpush(queue, message)
 
     def delivery(self, delivery_id: str) -> Delivery | None:
-        raw = cast(dict[str, str], self.r.hgetall(_delivery_key(delivery_id)))
+        raw = cast(dict[str, str], self.r.hgetall(delivery_key(delivery_id)))
         if not raw or "batch" not in raw:
             return None
         return Delivery(delivery_id, raw["user"], raw["batch"], float(raw["enqueued_at"]),
@@ -196,7 +151,7 @@ class Coord:
     def start(self, delivery_id: str, deadline: float) -> None:
         """Extraction began: from now on only the heartbeat keeps it from being re-published."""
         pipe = self.r.pipeline(transaction=False)
-        pipe.hset(_delivery_key(delivery_id), "state", "started")
+        pipe.hset(delivery_key(delivery_id), "state", "started")
         pipe.zadd(OUTBOX, {delivery_id: deadline}, xx=True)
         pipe.execute()
 
@@ -223,7 +178,7 @@ class Coord:
         it (and will drain this too)."""
         token = self._post(
             keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
-                  _delivery_key(delivery_id), _owner_key(user_id)],
+                  delivery_key(delivery_id), _owner_key(user_id)],
             args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
                   int(lease_s * 1000)])
         return cast(str | None, token)
@@ -239,7 +194,7 @@ class Coord:
     def deliveries(self, delivery_ids: Sequence[str]) -> list[Delivery | None]:
         pipe = self.r.pipeline(transaction=False)
         for d in delivery_ids:
-            pipe.hgetall(_delivery_key(d))
+            pipe.hgetall(delivery_key(d))
         out: list[Delivery | None] = []
         for d, raw in zip(delivery_ids, pipe.execute(), strict=True):
             out.append(Delivery(d, raw["user"], raw["batch"], float(raw["enqueued_at"]),
@@ -251,7 +206,7 @@ class Coord:
         pipe = self.r.pipeline(transaction=False)
         for d in delivery_ids:
             pipe.zrem(_mbox_key(user_id), d)
-            pipe.hset(_delivery_key(d), "state", "queued")
+            pipe.hset(delivery_key(d), "state", "queued")
             pipe.zadd(OUTBOX, {d: deadline})
         pipe.execute()
 
@@ -265,10 +220,11 @@ class Coord:
         for d in delivery_ids:
             pipe.zrem(_mbox_key(user_id), d)
             pipe.zrem(OUTBOX, d)
-            pipe.delete(_delivery_key(d), _extracted_key(d))
+            pipe.delete(delivery_key(d), _extracted_key(d))
             pipe.srem(INFLIGHT, d)
             # "done <user>": whose it was stays known (a tenant's API key sees its own only)
             pipe.set(_outcome_key(d), f"done {user_id}", ex=OUTCOME_TTL_S)
+            pipe.publish(FINISHED, d)
         pipe.execute()
 
     # -- the claim on a user -------------------------------------------------------------------
@@ -324,13 +280,9 @@ class Coord:
         ``wait_s`` for the drain that holds it; yields the token, or None. On exit, deliveries
         posted meanwhile are handed on with the claim: ``handoff(user, token)`` publishes the
         drain."""
-        deadline = time.monotonic() + wait_s
         token = self.claim(user_id, lease_s)
-        pause = 0.05
-        while token is None and time.monotonic() < deadline:
-            time.sleep(pause)
-            pause = min(1.0, pause * 2)
-            token = self.claim(user_id, lease_s)
+        if token is None and wait_s > 0:
+            token = self._claim_when_released(user_id, lease_s, time.monotonic() + wait_s)
         try:
             if token is None:
                 yield None
@@ -340,6 +292,44 @@ class Coord:
         finally:
             if token is not None and self.release(user_id, token) == 0:
                 handoff(user_id, token)
+
+    def _claim_when_released(self, user_id: str, lease_s: float, deadline: float
+                             ) -> str | None:
+        """Block until the user's claim is let go (its holder publishes on RELEASED) or runs
+        out (a dead holder's lease: the wait never outlasts it), then claim; None at the
+        deadline. Subscribed before each attempt, so a release between the two is seen."""
+        key = _owner_key(user_id)
+        with self._listening(RELEASED) as heard:
+            while (token := self.claim(user_id, lease_s)) is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                lease_left = int(self.r.pttl(key)) / 1000
+                heard(lambda message: message == key,
+                      min(left, lease_left + 0.01 if lease_left > 0 else 0.01))
+        return token
+
+    @contextmanager
+    def _listening(self, channel: str) -> Iterator[Callable[[Callable[[str], bool], float],
+                                                          bool]]:
+        """Subscribe to ``channel``; yields ``heard(wanted, timeout)``: True once a message
+        ``wanted`` accepts arrived, False at the timeout."""
+        pubsub = self.r.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub.subscribe(channel)
+        pubsub.get_message(timeout=1.0)  # the subscription's confirmation: it is in place
+
+        def heard(wanted: Callable[[str], bool], timeout: float) -> bool:
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                message = pubsub.get_message(timeout=left)
+                if message is not None and wanted(str(message["data"])):
+                    return True
+            return False
+
+        try:
+            yield heard
+        finally:
+            pubsub.close()
 
     # -- in flight and dead letters --------------------------------------------------------------
     def inflight(self) -> int:
@@ -362,8 +352,8 @@ class Coord:
         # the counter of workers.metrics (its field format), in the same round trip
         field = f"memq_dead_letters_total|stage={stage}|"
         return bool(self._dead(
-            keys=[DEAD, _outcome_key(delivery_id), _delivery_key(delivery_id),
-                  _extracted_key(delivery_id), OUTBOX, INFLIGHT, "memq:metrics",
+            keys=[DEAD, _outcome_key(delivery_id), delivery_key(delivery_id),
+                  _extracted_key(delivery_id), OUTBOX, INFLIGHT, METRICS,
                   _mbox_key(user_id) if user_id else ""],
             args=[json.dumps(entry, ensure_ascii=False, default=str), self.dead_max,
                   delivery_id, OUTCOME_TTL_S, field]))
@@ -373,7 +363,7 @@ class Coord:
         the reason) | unknown; one round trip (plus a dead-letter scan if one died)."""
         pipe = self.r.pipeline(transaction=False)
         for d in delivery_ids:
-            pipe.hmget(_delivery_key(d), ["user", "state"])
+            pipe.hmget(delivery_key(d), ["user", "state"])
             pipe.get(_outcome_key(d))
         raw = pipe.execute()
         out: list[dict[str, Any]] = []
@@ -402,13 +392,73 @@ class Coord:
                 taken.append(entry)
         return taken
 
-    def wait(self, timeout_s: float, poll_s: float = 0.2) -> bool:
+    def wait(self, timeout_s: float) -> bool:
+        """Until nothing is in flight (True) or the timeout (False); blocks on FINISHED."""
         deadline = time.monotonic() + timeout_s
-        while self.inflight():
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(poll_s)
+        with self._listening(FINISHED) as heard:
+            while self.inflight():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                heard(lambda _: True, left)
         return True
+
+    def await_finished(self, delivery_ids: Sequence[str], timeout_s: float
+                       ) -> list[dict[str, Any]]:
+        """The deliveries' states once every one is done or dead-lettered, or at the timeout
+        (as ``statuses``); blocks on FINISHED, re-reading only when one of these finished."""
+        deadline = time.monotonic() + timeout_s
+        wanted = set(delivery_ids)
+        with self._listening(FINISHED) as heard:
+            while True:
+                rows = self.statuses(delivery_ids)
+                left = deadline - time.monotonic()
+                if all(r["state"] in FINAL for r in rows) or left <= 0:
+                    return rows
+                heard(wanted.__contains__, left)
+
+    # -- the dead-letter list, the broker's queues, counters -----------------------------------
+    def put_dead(self, entry: str) -> None:
+        """Append a dead letter as it is (a quarantined message; one put back unrequeued)."""
+        self.r.rpush(DEAD, entry)
+
+    def drop_dead(self, which: Callable[[str], bool]) -> int:
+        """Remove the dead letters ``which`` selects by their raw entry; returns how many."""
+        dropped = 0
+        for raw in cast(list[str], self.r.lrange(DEAD, 0, -1)):
+            if which(raw):
+                dropped += int(self.r.lrem(DEAD, 0, raw))
+        return dropped
+
+    def queue_keys(self, queues: Sequence[str], scan_count: int = 1000) -> list[str]:
+        """The broker's lists of these queues: each queue's own and kombu's priority lists of
+        it (SCAN in steps of ``scan_count``: the keyspace holds a key per recent delivery)."""
+        keys: set[str] = set(queues)
+        for queue in queues:
+            keys.update(cast(Iterator[str], self.r.scan_iter(
+                match=f"{queue}*", count=scan_count, _type="list")))
+        return sorted(keys)
+
+    def queue_page(self, queue: str, start: int, page: int) -> list[str]:
+        return cast(list[str], self.r.lrange(queue, start, start + page - 1))
+
+    def unqueue(self, queue: str, raw: str) -> int:
+        return int(self.r.lrem(queue, 0, raw))
+
+    def reaper_turn(self, interval_s: float) -> bool:
+        """Whether this worker's reaper makes this pass (no other one did in the interval)."""
+        return bool(self.r.set(REAPER, "1", nx=True, px=max(1, int(interval_s * 900))))
+
+    def forget_delivery(self, delivery_id: str) -> None:
+        """A delivery in the outbox without a record (finished meanwhile): out of the outbox."""
+        self.r.zrem(OUTBOX, delivery_id)
+
+    def count(self, stat: str, n: int = 1) -> None:
+        self.r.incrby(_STATS + stat, n)
+
+    def stat(self, stat: str) -> int:
+        value = self.r.get(_STATS + stat)
+        return int(cast(str, value)) if value else 0
 
     # -- the turn ledger: a turn is applied once -------------------------------------------------
     def unprocessed(self, user_id: str, refs: Sequence[str]) -> set[str]:
@@ -437,7 +487,7 @@ class Coord:
         outbox = cast(list[str], self.r.zrange(OUTBOX, 0, -1))
         pipe = self.r.pipeline(transaction=False)
         for d in outbox:
-            pipe.hget(_delivery_key(d), "user")
+            pipe.hget(delivery_key(d), "user")
         mine |= {d for d, owner in zip(outbox, pipe.execute(), strict=True) if owner == user_id}
         existed = int(self.r.exists(_ledger_key(user_id))) + len(mine)
         self.finish(user_id, sorted(mine))

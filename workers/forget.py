@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 import structlog
 
@@ -51,7 +51,7 @@ from memq.pipeline import ids
 from memq.pipeline.errors import TransientError
 from memq.schemas import AuditEntry, Operation
 from memq.workers import wiring
-from memq.workers.coord import DEAD, Coord
+from memq.workers.coord import Coord
 from memq.workers.wire import QUEUE_PAGE, QUEUES
 
 log = structlog.get_logger(__name__)
@@ -151,18 +151,6 @@ def tombstone(user_id: str, memory_id: str, at: float) -> AuditEntry:
 SCAN_COUNT = 1000  # keys a SCAN step looks at: a few hundred microseconds of Redis
 
 
-def _queue_keys(coord: Coord) -> list[str]:
-    """The Celery queue lists: each queue's own list and kombu's priority lists of it. The
-    keyspace holds a key per delivery of the last days (its outcome): SCAN's default of 10
-    keys a step made this thousands of round trips per forgotten user."""
-    keys: set[str] = set()
-    for queue in QUEUES:
-        keys.update(cast(Iterator[str], coord.r.scan_iter(
-            match=f"{queue}*", count=SCAN_COUNT, _type="list")))
-        keys.add(queue)
-    return sorted(keys)
-
-
 def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> int:
     """Remove the user's messages waiting in the queues, read a page at a time (one read of
     a deep backlog would hold Redis up for every agent and worker; see
@@ -171,14 +159,14 @@ def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> i
     worker took meanwhile is not removed (LREM finds nothing): its delivery is gone, the
     worker does nothing."""
     removed = 0
-    for key in _queue_keys(coord) if keys is None else keys:
+    for key in coord.queue_keys(QUEUES, SCAN_COUNT) if keys is None else keys:
         start = 0
         while True:
-            rows = cast(list[str], coord.r.lrange(key, start, start + QUEUE_PAGE - 1))
+            rows = coord.queue_page(key, start, QUEUE_PAGE)
             gone = 0
             for raw in rows:
                 if queued_delivery(raw, user_id) is not None:
-                    gone += int(coord.r.lrem(key, 0, raw))
+                    gone += coord.unqueue(key, raw)
             removed += gone
             if len(rows) < QUEUE_PAGE:
                 break
@@ -187,11 +175,7 @@ def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> i
 
 
 def drop_dead_letters(coord: Coord, user_id: str) -> int:
-    dropped = 0
-    for raw in cast(list[str], coord.r.lrange(DEAD, 0, -1)):
-        if dead_letter_of(raw, user_id):
-            dropped += int(coord.r.lrem(DEAD, 0, raw))
-    return dropped
+    return coord.drop_dead(lambda raw: dead_letter_of(raw, user_id))
 
 
 @contextmanager

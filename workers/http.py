@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -272,12 +271,13 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     @app.post("/v1/deliveries", summary="Where these deliveries are (wait_s: until finished)")
     def post_deliveries(req: StatusRequest, caller: Sender
                         ) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + req.wait_s
-        while True:
-            rows = [_status(caller, st) for st in client.status(req.delivery_ids)]
-            if all(r["finished"] for r in rows) or time.monotonic() >= deadline:
-                return rows
-            time.sleep(0.1)
+        # blocks until they finish (woken as each does) or wait_s; never for another tenant's
+        coord = wiring.coord()
+        mine = [row["delivery_id"] for row in coord.statuses(req.delivery_ids)
+                if caller.owns(row["user_id"])]
+        found = {row["delivery_id"]: row for row in coord.await_finished(mine, req.wait_s)}
+        return [_status(caller, Status(**found.get(d, {"delivery_id": d, "state": "unknown"})))
+                for d in req.delivery_ids]
 
     @app.get("/v1/users/{user_id}/memories")
     def get_memories(caller: Reader, user_id: str,

@@ -19,10 +19,10 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.workers.coord import DEAD, INFLIGHT, MAILBOXES, OUTBOX
+from memq.workers.coord import DEAD, INFLIGHT, MAILBOXES, METRICS, OUTBOX, delivery_key
 from memq.workers.wire import QUEUES
 
-KEY = "memq:metrics"
+KEY = METRICS
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
 HELP = {
@@ -140,7 +140,7 @@ def gauges(client: redis.Redis) -> dict[str, Any]:
     *lengths, inflight, dead, mailboxes, first = pipe.execute()
     oldest = None
     if first:
-        enqueued = client.hget(f"memq:delivery:{first[0]}", "enqueued_at")
+        enqueued = client.hget(delivery_key(first[0]), "enqueued_at")
         if enqueued:
             oldest = max(0.0, time.time() - float(cast(str, enqueued)))
     return {"queues": dict(zip(QUEUES, lengths, strict=True)), "inflight": inflight,

@@ -230,8 +230,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     coord.r.ping()
     now = gauges(coord.r)
     now["workers"] = _workers()
-    replans = coord.r.get("memq:stats:replans")
-    now["replans"] = int(replans) if replans else 0
+    now["replans"] = coord.stat("replans")
     return now
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import cast
 
 import redis
 import structlog
@@ -30,7 +29,6 @@ from memq.workers.coord import Coord
 from memq.workers.wire import EXTRACT_QUEUE, QUEUE_PAGE
 
 log = structlog.get_logger(__name__)
-LEADER = "memq:reaper"
 
 
 def reap(now: float) -> tuple[int, int]:
@@ -39,7 +37,7 @@ def reap(now: float) -> tuple[int, int]:
     from memq.workers.tasks import publish_apply, publish_extract  # noqa: PLC0415
 
     coord, s = wiring.coord(), wiring.settings()
-    if not coord.r.set(LEADER, "1", nx=True, px=max(1, int(s.reaper_interval_s * 900))):
+    if not coord.reaper_turn(s.reaper_interval_s):
         return 0, 0
     republished = 0
     due = coord.due(now)
@@ -47,7 +45,7 @@ def reap(now: float) -> tuple[int, int]:
     for delivery_id in due:
         record = coord.delivery(delivery_id)
         if record is None:
-            coord.r.zrem("memq:outbox", delivery_id)
+            coord.forget_delivery(delivery_id)
             continue
         coord.touch(delivery_id, now + s.stall_s)
         if record.state == "queued" and delivery_id in on_queue:
@@ -62,7 +60,7 @@ def reap(now: float) -> tuple[int, int]:
             woken += 1
     if republished or woken:
         log.warning("reaper: re-published stalled work", deliveries=republished, users=woken)
-        coord.r.incrby("memq:stats:reaped", republished + woken)
+        coord.count("reaped", republished + woken)
     return republished, woken
 
 
@@ -82,7 +80,7 @@ def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
     found: set[str] = set()
     start = 0
     while True:
-        rows = cast(list[str], coord.r.lrange(queue, start, start + page - 1))
+        rows = coord.queue_page(queue, start, page)
         for raw in rows:
             args = message_args(raw)
             if args and isinstance(args[0], dict) and args[0].get("delivery_id"):

@@ -379,7 +379,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
             # plans these deliveries again from the new state.
             log_.info("stale plan refused; planning again", stage="memq.upsert_graph",
                       error=str(exc))
-            coord.r.incr("memq:stats:replans")
+            coord.count("replans")
             metrics.inc("memq_replans_total")
             return
         for operation, n in ops.items():
