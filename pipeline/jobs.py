@@ -4,7 +4,8 @@ nothing left to do on a second run, and audit ids derive from the state being ch
 job killed half-way and run again writes the same entries, not new ones.
 
 Writes go through ``service.commit``: fenced on the user's version read before the job read
-its memories (Chroma brought up to date first), so a job that was paused while a batch merged
+its memories (Chroma brought up to date first; decay, expire and capacity read the memories from
+the graph, the state of record), so a job that was paused while a batch merged
 is refused (StaleVersion, retried) rather than writing old states over new ones. A job with
 many changes commits them in chunks of :data:`COMMIT_CHUNK`, each fenced on the version the
 one before it made; one refused part-way is retried and finds only what is left.
@@ -72,7 +73,7 @@ def _simple(job: str, step: Callable[[Sequence[StoredMemory], datetime, Policy],
             ) -> Callable[[Ports, str, datetime, Policy], JobResult]:
     def run(ports: Ports, user_id: str, now: datetime, policy: Policy) -> JobResult:
         fence = Fence.begin(ports, user_id)
-        memories = ports.memories.memories(user_id, include_inactive=False)
+        memories = ports.graph.read_memories(user_id)  # the state of record
         changed = apply_changes(ports, user_id, job, Operation.ARCHIVE,
                                 step(memories, now, policy), now, fence)
         return JobResult(job, user_id, len(memories), changed)

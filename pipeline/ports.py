@@ -177,9 +177,13 @@ class EpisodeStore(Protocol):
 
 
 class GraphStore(Protocol):
-    """Memories, entities, triples with validity in time, and the audit trail."""
+    """Memories, entities, triples with validity in time, and the audit trail: the state of
+    record, which every read of memory state asks."""
 
     def version(self, user_id: str) -> UserVersion: ...
+
+    def read_memories(self, user_id: str, *, include_inactive: bool = False,
+                      as_of: datetime | None = None) -> list[StoredMemory]: ...
 
     def apply(
         self, user_id: str, memories: Sequence[StoredMemory], audit: Sequence[AuditEntry],

@@ -138,7 +138,9 @@ class Client:
                  as_of: datetime | None = None) -> list[StoredMemory]:
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.chroma().memories(user_id, include_inactive=include_inactive, as_of=as_of)
+        # the graph: the state of record (Chroma, its index, may trail it after a crash)
+        return wiring.graph().read_memories(user_id, include_inactive=include_inactive,
+                                            as_of=as_of)
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""

@@ -128,7 +128,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
     else:
         from memq.workers import wiring  # noqa: PLC0415
 
-        found = wiring.chroma().memories(args.user, include_inactive=args.all, as_of=as_of)
+        found = wiring.graph().read_memories(args.user, include_inactive=args.all, as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
     else:

@@ -151,3 +151,21 @@ def test_unrepairable_drift_keeps_exit_code_one(user_id: str, graph: neo4j.Drive
                id=orphan)
     rc, out = _check("--user", user_id)
     assert rc == 0, out
+
+
+def test_reads_come_from_the_state_of_record_when_chroma_trails(user_id: str) -> None:
+    """A drain that died between its graph commit and its Chroma write leaves Chroma behind
+    the graph until the user's next batch: what an agent lists is the graph's, unchanged."""
+    from memq.workers.api import Client
+
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    before = memq_json("memories", "--user", user_id, "--all")
+    mid = {m["content"]: m["id"] for m in before}
+    user_collection(user_id).delete(ids=[mid[PM]])  # the projection lost a memory
+    assert memq_json("memories", "--user", user_id, "--all") == before
+    listed = Client().memories(user_id)
+    assert PM in [m.content for m in listed]
+    assert _check("--user", user_id)[0] == 1  # the drift is there: memq check finds it
+    assert _check("--user", user_id, "--repair")[0] == 0
+    assert _check("--user", user_id)[0] == 0

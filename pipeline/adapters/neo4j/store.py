@@ -254,6 +254,14 @@ class Neo4jGraph:
                            k=k)
         return [stored_memory(m) for m in row["memories"]]
 
+    def read_memories(self, user_id: str, *, include_inactive: bool = False,
+                      as_of: datetime | None = None) -> list[StoredMemory]:
+        """The user's memories from the state of record (ordered by valid time, then id):
+        current ones, every one (``include_inactive``), or those true at ``as_of``."""
+        return [stored_memory(r["m"]) for r in self._run(
+            "read_memories", user_id=user_id, all=include_inactive,
+            as_of=as_of.isoformat() if as_of is not None else None)]
+
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         if not memory_ids:
             return []
