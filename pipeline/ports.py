@@ -176,6 +176,37 @@ class EpisodeStore(Protocol):
     def delete_user(self, user_id: str) -> int: ...
 
 
+class TextIndex(Protocol):
+    """What search asks the lexical index (Neo4j's Lucene full-text indexes), per user."""
+
+    def search_text(self, user_id: str, query: str, k: int
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+        """Up to k memories with their BM25 scores, up to k raw turns (Hit.score: BM25),
+        and the turn refs that stated what is no longer true (superseded memories' sources);
+        best first. A query of no words finds nothing (but the superseded refs)."""
+        ...
+
+
+class VectorIndex(Protocol):
+    """What search asks the vector index (Chroma), per user and per embedding model: vectors
+    of one model are never compared with another's."""
+
+    def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
+        """The k raw turns nearest ``vector`` (Hit.score: cosine), nearest first."""
+        ...
+
+    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int
+                ) -> list[Neighbor]:
+        """The current memories among the k nearest ``vector``, nearest first."""
+        ...
+
+    def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
+                *, memories: bool = False) -> dict[str, float]:
+        """The cosine of ``vector`` to each of these records (turns, or memories) the user
+        has under ``model_id``; ids it does not have are left out."""
+        ...
+
+
 class GraphStore(Protocol):
     """Memories, entities, triples with validity in time, and the audit trail: the state of
     record, which every read of memory state asks."""

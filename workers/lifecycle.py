@@ -13,15 +13,14 @@ import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import structlog
 from celery import Task
 
-from memq.pipeline import jobs, lifecycle, recall
+from memq.pipeline import jobs, lifecycle
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
-from memq.schemas import IngestBatch, StoredMemory, Turn, turn_ref
+from memq.schemas import IngestBatch, Turn, turn_ref
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
 from memq.workers.settings import policy
@@ -154,59 +153,24 @@ def _reads() -> ThreadPoolExecutor:
 
 def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
            ) -> list[Hit]:
-    """One ranked list of up to k memories and episodes (raw turns): each found by BM25 and
-    by its vector's similarity, the two scores fused (``pipeline.recall.fuse``). The pools
-    are ``recall.POOL`` deep whatever k, so the list for k is the head of the list for any
-    larger k. Superseded memories are found by BM25 only; archived ones are not recalled.
-    ``record``: the memories returned count as recalled (importance up, decay clock reset)."""
-    chroma, graph, p = wiring.chroma(), wiring.graph(), policy(wiring.settings())
-    embedder = wiring.ports_for(user_id).embedder  # the model of the user's vectors
-    model = embedder.model_id
-    pool = max(k, recall.POOL)
-    # the graph's part (both BM25 rankings and the superseded turns, one round trip) and the
-    # dense ones are read at once: latency is the slowest read, not their sum
-    text = _reads().submit(graph.search_text, user_id, query, pool)
-    vector = embedder.embed([query])[0]
-    dense_e = _reads().submit(chroma.search, user_id, vector, model, pool)
-    neighbors = chroma.nearest(user_id, vector, model, pool)
-    bm25_memories, bm25_episodes, superseded = text.result()
-    dense_episodes = dense_e.result()
-    # what one signal found, the other scores too: BM25's turns and memories get their cosine
-    near = {h.id: h.score for h in dense_episodes}
-    missing = [h.id for h in bm25_episodes if h.id not in near]
-    cos_e = _reads().submit(chroma.cosines, user_id, missing, vector, model)
-    near_m = {n.memory.id: n.similarity for n in neighbors}
-    cos_m = chroma.cosines(user_id, [m.id for m, _ in bm25_memories if m.id not in near_m],
-                           vector, model, memories=True)
-    near.update(cos_e.result())
-    near_m.update(cos_m)
-    episodes = [recall.Candidate(h, dense=h.score) for h in dense_episodes] + [
-        recall.Candidate(h, lexical=h.score, dense=near.get(h.id)) for h in bm25_episodes]
-    found = {n.memory.id: n.memory for n in neighbors} | {m.id: m for m, _ in bm25_memories}
-    lexical_m = {m.id: score for m, score in bm25_memories}
-    memories = [recall.Candidate(
-        _memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),
-        weight=lifecycle.recall_score(1.0, m, now, p) if m.is_current else 1.0)
-        for m in found.values()]
-    hits = recall.fuse(episodes, memories, k, superseded=superseded,
-                       past=recall.asks_about_past(query))
-    recalled = {h.id for h in hits if h.type == "memory" and h.status == "current"}
+    """``pipeline.search.search`` on the stores, its reads overlapping in a thread pool.
+    ``record``: the current memories returned count as recalled (importance up, decay clock
+    reset)."""
+    from memq.pipeline.search import search as ranked  # noqa: PLC0415
+
+    hits = ranked(wiring.graph(), wiring.chroma(), wiring.ports_for(user_id).embedder,
+                  user_id, query, k, now, policy(wiring.settings()), submit=_reads().submit)
+    recalled = [h.id for h in hits if h.type == "memory" and h.status == "current"]
     if record and recalled:
-        _record_recall(user_id, [m for m in found.values() if m.id in recalled], now)
+        _record_recall(user_id, recalled, now)
     return hits
 
 
-def _memory_hit(m: StoredMemory) -> Hit:
-    return Hit(id=m.id, type="memory", content=m.content, score=0.0, event_at=m.valid_at,
-               created_at=m.created_at, source_turn_ids=m.source_turn_ids, kind=str(m.kind),
-               confidence=m.confidence, status=str(m.status))
-
-
-def _record_recall(user_id: str, memories: list[Any], now: datetime) -> None:
+def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:
     """Importance and last access only (partial updates, no claim): a recall racing a merge
     may lose its boost to the merge's write of the same memory, never the merge's change."""
     p = policy(wiring.settings())
-    fresh = {m.id: m for m in wiring.graph().get(user_id, [m.id for m in memories])}
+    fresh = {m.id: m for m in wiring.graph().get(user_id, memory_ids)}
     pairs = [(m, lifecycle.recalled(m, now, p)) for m in fresh.values() if m.is_current]
     boosted = [after for _, after in pairs]
     wiring.graph().record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)

@@ -1,0 +1,75 @@
+"""Search, as one port-taking function: the reads each signal needs, then the pure fusion
+(``pipeline.recall.fuse``).
+
+One ranked list of up to k memories and episodes (raw turns): each found by BM25 (the
+``TextIndex``) and by its vector's similarity (the ``VectorIndex``), and what one signal found
+the other scores too. The pools are ``recall.POOL`` deep whatever k, so the list for k is the
+head of the list for any larger k. Superseded memories are found by BM25 only; archived ones
+are not recalled. Current memories are weighed by their decay (``lifecycle.recall_score``).
+
+``submit`` runs a read; the shell passes a thread pool's (the reads then overlap: latency is
+the slowest read, not their sum), tests the default, which runs it at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from memq.pipeline import lifecycle, recall
+from memq.pipeline.lifecycle import Policy
+from memq.pipeline.ports import Embedder, Hit, TextIndex, VectorIndex
+from memq.schemas import StoredMemory
+
+
+class _Done:
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
+
+
+def at_once(fn: Callable[..., Any], *args: Any) -> _Done:
+    """A ``submit`` that runs the read now (no threads)."""
+    return _Done(fn(*args))
+
+
+def memory_hit(m: StoredMemory) -> Hit:
+    return Hit(id=m.id, type="memory", content=m.content, score=0.0, event_at=m.valid_at,
+               created_at=m.created_at, source_turn_ids=m.source_turn_ids, kind=str(m.kind),
+               confidence=m.confidence, status=str(m.status))
+
+
+def search(text: TextIndex, vectors: VectorIndex, embedder: Embedder, user_id: str,
+           query: str, k: int, now: datetime, policy: Policy, *,
+           submit: Callable[..., Any] = at_once) -> list[Hit]:
+    """The user's best k hits for ``query`` (see the module docstring)."""
+    model = embedder.model_id
+    pool = max(k, recall.POOL)
+    found_text = submit(text.search_text, user_id, query, pool)
+    vector = embedder.embed([query])[0]
+    dense_e = submit(vectors.search, user_id, vector, model, pool)
+    neighbors = vectors.nearest(user_id, vector, model, pool)
+    bm25_memories, bm25_episodes, superseded = found_text.result()
+    dense_episodes: list[Hit] = dense_e.result()
+    # what one signal found, the other scores too: BM25's turns and memories get their cosine
+    near = {h.id: h.score for h in dense_episodes}
+    missing = [h.id for h in bm25_episodes if h.id not in near]
+    cos_e = submit(vectors.cosines, user_id, missing, vector, model)
+    near_m = {n.memory.id: n.similarity for n in neighbors}
+    cos_m = vectors.cosines(user_id, [m.id for m, _ in bm25_memories if m.id not in near_m],
+                            vector, model, memories=True)
+    near.update(cos_e.result())
+    near_m.update(cos_m)
+    episodes = [recall.Candidate(h, dense=h.score) for h in dense_episodes] + [
+        recall.Candidate(h, lexical=h.score, dense=near.get(h.id)) for h in bm25_episodes]
+    found = {n.memory.id: n.memory for n in neighbors} | {m.id: m for m, _ in bm25_memories}
+    lexical_m = {m.id: score for m, score in bm25_memories}
+    memories = [recall.Candidate(
+        memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),
+        weight=lifecycle.recall_score(1.0, m, now, policy) if m.is_current else 1.0)
+        for m in found.values()]
+    return recall.fuse(episodes, memories, k, superseded=superseded,
+                       past=recall.asks_about_past(query))

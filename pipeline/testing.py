@@ -1,0 +1,217 @@
+"""In-memory stand-ins for the stores, shipped with the code they stand in for, so a test of the
+core needs no service and no mock. They keep the real semantics that the core relies on, and
+``tests/integration/test_contract.py`` runs one suite against them and the real adapters:
+
+- :class:`InMemoryIndex` is a ``TextIndex`` and a ``VectorIndex`` (and the write side a test
+  needs): every read is scoped to one user; vectors of one model are never compared with
+  another's; BM25 (k1 1.2, b 0.75, as Lucene) over the same document a turn gets in Neo4j
+  (``recall.search_text``), question words dropped as ``recall.lucene_query`` drops them;
+  ``nearest`` returns current memories only; results are best first, at most k.
+- :class:`FencedGraph` holds memory state with the graph's version fence: ``apply`` commits at
+  the ``expected`` version only (None: any), moves it on by one, and raises ``StaleVersion``
+  otherwise, writing nothing.
+- :class:`HashEmbedder` embeds deterministically (hashed words, unit length): texts that share
+  words are near, as a real model's would be for the cases tests write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from memq.pipeline import ids, recall
+from memq.pipeline.errors import StaleVersion
+from memq.pipeline.ports import Hit, Neighbor, UserVersion, Vector
+from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
+
+_WORDS = re.compile(r"\w+", re.UNICODE)
+K1, B = 1.2, 0.75
+
+
+def _terms(text: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(text)]
+
+
+def _cosine(a: Vector, b: Vector) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class HashEmbedder:
+    """Bag of hashed words in ``dims`` dimensions, unit length."""
+
+    def __init__(self, dims: int = 256, model_id: str = "hash-256") -> None:
+        self.dims, self.model_id = dims, model_id
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        out = []
+        for text in texts:
+            v = [0.0] * self.dims
+            for term in _terms(text):
+                h = int(hashlib.sha256(term.encode()).hexdigest()[:8], 16)
+                v[h % self.dims] += 1.0
+            norm = math.sqrt(sum(x * x for x in v)) or 1.0
+            out.append([x / norm for x in v])
+        return out
+
+
+def _bm25(query: Sequence[str], docs: dict[str, list[str]]) -> dict[str, float]:
+    """Lucene's BM25 of each document that holds a query term."""
+    if not docs:
+        return {}
+    avg = sum(len(d) for d in docs.values()) / len(docs)
+    scores: dict[str, float] = {}
+    for term in set(query):
+        holding = [key for key, d in docs.items() if term in d]
+        if not holding:
+            continue
+        idf = math.log(1 + (len(docs) - len(holding) + 0.5) / (len(holding) + 0.5))
+        for key in holding:
+            tf = docs[key].count(term)
+            norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(docs[key]) / (avg or 1)))
+            scores[key] = scores.get(key, 0.0) + idf * norm
+    return scores
+
+
+def _query_terms(query: str) -> list[str]:
+    return [t for t in _terms(query) if t not in recall.QUERY_STOP][:recall.MAX_TERMS]
+
+
+@dataclass
+class _Episode:
+    hit: Hit
+    document: list[str]
+    vectors: dict[str, Vector] = field(default_factory=dict)  # model id -> vector
+
+
+@dataclass
+class _Memory:
+    memory: StoredMemory
+    vectors: dict[str, Vector] = field(default_factory=dict)
+
+
+class InMemoryIndex:
+    """The lexical and the vector index of every user, in memory."""
+
+    def __init__(self) -> None:
+        self._episodes: dict[str, dict[str, _Episode]] = {}
+        self._memories: dict[str, dict[str, _Memory]] = {}
+
+    # -- writes (what the pipeline's projection and episode store do) -----------------------
+    def add_turns(self, user_id: str, session_id: str, turns: Sequence[Turn],
+                  vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
+        episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
+        around = recall.neighbors(episode_ids)
+        mine = self._episodes.setdefault(user_id, {})
+        for i, (t, vector) in enumerate(zip(turns, vectors, strict=True)):
+            hit = Hit(id=episode_ids[i], type="episode", content=t.content, score=0.0,
+                      event_at=t.timestamp, created_at=now,
+                      source_turn_ids=[turn_ref(session_id, t.turn_id)], role=t.role,
+                      speaker=t.speaker, neighbors=tuple(around[i]))
+            document = _terms(recall.search_text(t.content, t.speaker,
+                                                 recall.replied_to(turns, i), t.timestamp))
+            entry = mine.setdefault(hit.id, _Episode(hit, document))
+            entry.vectors[model_id] = list(vector)
+        return len(turns)
+
+    def upsert(self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]
+               ) -> None:
+        for m, vector in zip(memories, vectors, strict=True):
+            entry = self._memories.setdefault(m.user_id, {}).setdefault(m.id, _Memory(m))
+            entry.memory = m
+            if vector is not None:
+                entry.vectors[m.embedding_model] = list(vector)
+
+    # -- TextIndex ----------------------------------------------------------------------------
+    def search_text(self, user_id: str, query: str, k: int
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+        memories = self._memories.get(user_id, {})
+        superseded = {ref for e in memories.values() if str(e.memory.status) == "superseded"
+                      for ref in e.memory.source_turn_ids}
+        terms = _query_terms(query)
+        if not terms:
+            return [], [], superseded
+        episodes = self._episodes.get(user_id, {})
+        e_scores = _bm25(terms, {key: e.document for key, e in episodes.items()})
+        m_scores = _bm25(terms, {key: _terms(e.memory.content) for key, e in memories.items()
+                                 if str(e.memory.status) != "archived"})
+        best_e = sorted(e_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        best_m = sorted(m_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return ([(memories[key].memory, score) for key, score in best_m],
+                [_scored(episodes[key].hit, score) for key, score in best_e], superseded)
+
+    # -- VectorIndex --------------------------------------------------------------------------
+    def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
+        scored = [(_cosine(vector, e.vectors[model_id]), key, e)
+                  for key, e in self._episodes.get(user_id, {}).items() if model_id in e.vectors]
+        return [_scored(e.hit, score) for score, _, e in
+                sorted(scored, key=lambda t: (-t[0], t[1]))[:k]]
+
+    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int
+                ) -> list[Neighbor]:
+        scored = sorted(((_cosine(vector, e.vectors[model_id]), key, e)
+                         for key, e in self._memories.get(user_id, {}).items()
+                         if model_id in e.vectors), key=lambda t: (-t[0], t[1]))[:k]
+        return [Neighbor(e.memory, score) for score, _, e in scored if e.memory.is_current]
+
+    def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
+                *, memories: bool = False) -> dict[str, float]:
+        held: dict[str, _Episode] | dict[str, _Memory] = (
+            self._memories.get(user_id, {}) if memories else self._episodes.get(user_id, {}))
+        out = {}
+        for record in record_ids:
+            entry = held.get(record)
+            if entry is not None and model_id in entry.vectors:
+                out[record] = _cosine(vector, entry.vectors[model_id])
+        return out
+
+
+def _scored(hit: Hit, score: float) -> Hit:
+    return replace(hit, score=score)
+
+
+class FencedGraph:
+    """Memory state with the graph's version fence (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._versions: dict[str, int] = {}
+        self._memories: dict[str, dict[str, StoredMemory]] = {}
+        self.audit_log: dict[str, list[AuditEntry]] = {}
+
+    def version(self, user_id: str) -> UserVersion:
+        v = self._versions.get(user_id, 0)
+        return UserVersion(version=v, projected=v)
+
+    def apply(self, user_id: str, memories: Sequence[StoredMemory],
+              audit: Sequence[AuditEntry], now: datetime, *, expected: int | None) -> int:
+        current = self._versions.get(user_id, 0)
+        if expected is not None and expected != current:
+            raise StaleVersion(f"user {user_id} is at version {current}, not {expected}")
+        mine = self._memories.setdefault(user_id, {})
+        for m in memories:
+            if m.user_id != user_id:
+                raise ValueError(f"memory {m.id} is of user {m.user_id}, not {user_id}")
+            mine[m.id] = m
+        self.audit_log.setdefault(user_id, []).extend(audit)
+        self._versions[user_id] = current + 1
+        return current + 1
+
+    def read_memories(self, user_id: str, *, include_inactive: bool = False,
+                      as_of: datetime | None = None) -> list[StoredMemory]:
+        found = list(self._memories.get(user_id, {}).values())
+        if as_of is not None:
+            found = [m for m in found if str(m.status) != "archived" and m.valid_at <= as_of
+                     and (m.invalid_at is None or m.invalid_at > as_of)]
+        elif not include_inactive:
+            found = [m for m in found if m.is_current]
+        return sorted(found, key=lambda m: (m.valid_at, m.id))
+
+    def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
+        mine = self._memories.get(user_id, {})
+        return [mine[i] for i in memory_ids if i in mine]
+

@@ -1,0 +1,183 @@
+"""One contract, two implementations: the shipped in-memory stores (pipeline.testing) and the
+real adapters (Neo4j and Chroma, the tests' own instances) must behave the same where the core
+relies on it: the lexical and the vector index search needs (TextIndex, VectorIndex) and the
+graph's version fence. Scores differ (Lucene's BM25, HNSW); sets, order and scoping must not."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from integration.conftest import CHROMA_PORT, NEO4J_URI
+from memq.pipeline import ids
+from memq.pipeline.errors import StaleVersion
+from memq.pipeline.testing import FencedGraph, HashEmbedder, InMemoryIndex
+from memq.schemas import Kind, Status, StoredMemory, Turn, turn_ref
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+EMBED = HashEmbedder()
+
+
+@dataclass
+class Backend:
+    name: str
+    text: Any  # TextIndex
+    vectors: Any  # VectorIndex
+    graph: Any  # version, apply, read_memories
+    add_turns: Any
+    add_memory: Any
+    users: list[str]
+
+
+def _fake() -> Backend:
+    index, graph = InMemoryIndex(), FencedGraph()
+
+    def add_memory(m: StoredMemory, vector: list[float]) -> None:
+        graph.apply(m.user_id, [m], [], NOW, expected=None)
+        index.upsert([m], [vector])
+
+    return Backend("fake", index, index, graph,
+                   lambda u, s, turns, vectors: index.add_turns(u, s, turns, vectors,
+                                                                EMBED.model_id, NOW),
+                   add_memory, [])
+
+
+def _real(services: None) -> Backend:
+    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+
+    graph, chroma = Neo4jGraph(NEO4J_URI), ChromaStores.connect("127.0.0.1", CHROMA_PORT)
+
+    def add_turns(u: str, s: str, turns: list[Turn], vectors: list[list[float]]) -> None:
+        graph.add_episodes(u, s, turns, NOW)
+        chroma.add(u, s, turns, vectors, EMBED.model_id, NOW)
+
+    def add_memory(m: StoredMemory, vector: list[float]) -> None:
+        graph.apply(m.user_id, [m], [], NOW, expected=None)
+        chroma.upsert([m], [vector])
+
+    return Backend("real", graph, chroma, graph, add_turns, add_memory, [])
+
+
+@pytest.fixture(params=["fake", "real"])
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == "fake":
+        yield _fake()
+        return
+    b = _real(request.getfixturevalue("services"))
+    yield b
+    from memq.pipeline.adapters.chroma import ChromaStores
+
+    chroma = ChromaStores.connect("127.0.0.1", CHROMA_PORT)
+    for user in b.users:
+        b.graph.delete_user(user)
+        chroma.delete_user(user)
+
+
+def _user(b: Backend) -> str:
+    user = f"t-contract-{uuid.uuid4().hex[:8]}"
+    b.users.append(user)
+    return user
+
+
+def _turns(b: Backend, user: str, texts: list[str], session: str = "s1") -> list[str]:
+    turns = [Turn(turn_id=f"t{i}", role="user", content=t,
+                  timestamp=NOW - timedelta(days=2, minutes=-i)) for i, t in enumerate(texts)]
+    b.add_turns(user, session, turns, EMBED.embed([t.content for t in turns]))
+    return [ids.episode_id(user, turn_ref(session, t.turn_id)) for t in turns]
+
+
+def _memory(user: str, content: str, refs: list[str], status: Status = Status.CURRENT,
+            valid: datetime = NOW - timedelta(days=2),
+            invalid: datetime | None = None) -> StoredMemory:
+    return StoredMemory(id=ids.memory_id(user, content, refs), user_id=user, content=content,
+                        kind=Kind.FACT, confidence=0.9, importance=0.7, source_turn_ids=refs,
+                        valid_at=valid, invalid_at=invalid, status=status, created_at=valid,
+                        updated_at=valid, embedding_model=EMBED.model_id)
+
+
+def test_lexical_search_is_per_user_best_first_and_bounded(backend: Backend) -> None:
+    a, b = _user(backend), _user(backend)
+    ids_a = _turns(backend, a, ["I keep bees in the garden.", "The garden has roses.",
+                                "I had tea.", "Bees and more bees, bees everywhere."])
+    _turns(backend, b, ["I keep bees too."])
+    _, episodes, _ = backend.text.search_text(a, "bees", 10)
+    assert {h.id for h in episodes} == {ids_a[0], ids_a[3]}  # never b's
+    assert episodes[0].id == ids_a[3]  # the turn that says it most
+    assert [h.score for h in episodes] == sorted((h.score for h in episodes), reverse=True)
+    assert len(backend.text.search_text(a, "garden bees roses", 1)[1]) == 1
+    assert backend.text.search_text(a, "what do I", 10)[:2] == ([], [])  # question words only
+
+
+def test_lexical_search_of_memories_and_what_is_no_longer_true(backend: Backend) -> None:
+    user = _user(backend)
+    refs = [turn_ref("s1", "t0"), turn_ref("s1", "t1")]
+    old = _memory(user, "The user's production environment is CentOS 7.", refs[:1],
+                  status=Status.SUPERSEDED, invalid=NOW - timedelta(days=1))
+    new = _memory(user, "The user's production environment is Ubuntu 22.04.", refs[1:])
+    archived = _memory(user, "The user's production printer is broken.", refs[:1],
+                       status=Status.ARCHIVED)
+    for m in (old, new, archived):
+        backend.add_memory(m, EMBED.embed([m.content])[0])
+    memories, _, superseded = backend.text.search_text(user, "production environment", 10)
+    assert {m.id for m, _ in memories} == {old.id, new.id}  # archived ones are not recalled
+    assert superseded == {refs[0]}
+
+
+def test_vector_search_is_per_user_and_per_model(backend: Backend) -> None:
+    a, b = _user(backend), _user(backend)
+    ids_a = _turns(backend, a, ["I keep bees in the garden.", "I had tea in the morning."])
+    _turns(backend, b, ["I keep bees in the garden."])
+    query = EMBED.embed(["bees in the garden"])[0]
+    hits = backend.vectors.search(a, query, EMBED.model_id, 5)
+    assert [h.id for h in hits] == ids_a  # nearest first, only a's
+    assert hits[0].score > hits[1].score
+    assert backend.vectors.search(a, query, "another-model", 5) == []
+    assert len(backend.vectors.search(a, query, EMBED.model_id, 1)) == 1
+    same = backend.vectors.cosines(a, [ids_a[0], "e_not_there"], EMBED.embed(
+        ["I keep bees in the garden."])[0], EMBED.model_id)
+    assert set(same) == {ids_a[0]} and same[ids_a[0]] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_nearest_memories_are_current_ones(backend: Backend) -> None:
+    user = _user(backend)
+    ref = [turn_ref("s1", "t0")]
+    current = _memory(user, "The user likes jazz music.", ref)
+    gone = _memory(user, "The user likes jazz records.", ref, status=Status.SUPERSEDED,
+                   invalid=NOW - timedelta(hours=1))
+    for m in (current, gone):
+        backend.add_memory(m, EMBED.embed([m.content])[0])
+    near = backend.vectors.nearest(user, EMBED.embed(["likes jazz"])[0], EMBED.model_id, 5)
+    assert [n.memory.id for n in near] == [current.id]
+    cos = backend.vectors.cosines(user, [gone.id], EMBED.embed([gone.content])[0],
+                                  EMBED.model_id, memories=True)
+    assert cos[gone.id] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_the_version_fence(backend: Backend) -> None:
+    user = _user(backend)
+    ref = [turn_ref("s1", "t0")]
+    start = backend.graph.version(user).version
+    first = _memory(user, "The user lives in Lisbon.", ref, valid=NOW - timedelta(days=3))
+    v1 = backend.graph.apply(user, [first], [], NOW, expected=start)
+    assert v1 == start + 1 == backend.graph.version(user).version
+    stale = _memory(user, "The user lives in Porto.", ref, valid=NOW - timedelta(days=1))
+    with pytest.raises(StaleVersion):
+        backend.graph.apply(user, [stale], [], NOW, expected=start)  # a plan made before v1
+    assert [m.id for m in backend.graph.read_memories(user)] == [first.id]  # nothing written
+    closed = first.with_changes(status=Status.SUPERSEDED, invalid_at=NOW - timedelta(days=1))
+    v2 = backend.graph.apply(user, [closed, stale], [], NOW, expected=v1)
+    assert v2 == v1 + 1
+    assert [m.id for m in backend.graph.read_memories(user)] == [stale.id]
+    assert [m.id for m in backend.graph.read_memories(user, include_inactive=True)] == [
+        first.id, stale.id]
+    then = backend.graph.read_memories(user, as_of=NOW - timedelta(days=2))
+    assert [m.content for m in then] == ["The user lives in Lisbon."]
+
