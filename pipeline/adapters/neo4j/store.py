@@ -413,7 +413,7 @@ class Neo4jGraph:
         statements = self._statements(name)
 
         def work(tx: neo4j.ManagedTransaction) -> int:
-            tx.run(cypher("fence"), user_id=params["user_id"], expected=None).consume()
+            tx.run(cypher("fence_only"), user_id=params["user_id"], expected=None).consume()
             total = 0
             for statement in statements:
                 record = tx.run(statement, params).single()
@@ -434,7 +434,7 @@ class Neo4jGraph:
         total = 0
         with _transient(), self._session() as session:
             session.execute_write(lambda tx: tx.run(
-                cypher("fence"), user_id=user_id, expected=None).consume())
+                cypher("fence_only"), user_id=user_id, expected=None).consume())
             for statement in self._statements("forget_user"):
                 record = session.run(statement, params).single()  # auto-commit: chunked
                 total += int(record["n"] or 0) if record else 0

@@ -1,21 +1,13 @@
 // A plan's write, fenced, as one statement: one auto-commit transaction, one round trip
 // (as five statements in a managed transaction it took seven: BEGIN, five RUNs, COMMIT).
 //
-// The fence: SET takes the User node's write lock before the version is read (Neo4j reads
-// committed data: reading first and writing later would let two transactions both see the
-// same version). The version moves on, and the plan is written, only when the user is still
-// at the version the plan was made from ($expected; null: any). One row: `was`, and `version`
-// (null when the fence refused: nothing was written); no row when the plan was made at a
-// version the user no longer has a node for (forgotten since): no node is made for it.
+// The fence (fence.cypher): the plan is written only when the user is still at the version
+// the plan was made from ($expected; null: any). One row: `was`, and `version` (null when the
+// fence refused: nothing was written); no row when the plan was made at a version the user
+// no longer has a node for (forgotten since): no node is made for it.
 OPTIONAL MATCH (known:User {id: $user_id})
 WITH known WHERE known IS NOT NULL OR coalesce($expected, 0) = 0
-MERGE (u:User {id: $user_id})
-SET u._lock = true
-WITH u, coalesce(u.version, 0) AS was
-WITH u, was, ($expected IS NULL OR was = $expected) AS ok
-SET u.version = CASE WHEN ok THEN was + 1 ELSE was END
-REMOVE u._lock
-WITH u, was, ok, u.version AS version
+// include: fence
 CALL (u, ok, version) {
   WITH * WHERE ok
   // $memories: [{id, props, times, triple_ids}]: the full state of each memory the plan
