@@ -64,7 +64,7 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
 
 def check_user(user: str, *, repair: bool) -> Checked:
     s = wiring.settings()
-    with wiring.coord().holding(user, s.lock_lease_s, CHECK_LOCK_WAIT_S,
+    with wiring.coord().hold(user, s.lock_lease_s, CHECK_LOCK_WAIT_S,
                                 publish_apply) as token:
         if token is None:
             return Checked(user, busy=True)

@@ -19,7 +19,16 @@ Nothing waits by polling: a claim let go is published on ``memq:released`` and a
 delivery on ``memq:finished``; who waits subscribes first, then checks, then blocks
 (``holding``, ``await_finished``, ``wait``), never longer than the lease it waits out.
 
-Messages on the broker carry ids only (schemas.StageMessage). The owner claim is not what
+The words, here and in every module that uses this one: a delivery is **posted** to its
+user's mailbox; the first poster **claims** the user (the claim: a token with a lease, kept
+``memq:owner:<user>``) and **drains** the mailbox, **renewing** the claim in the background;
+an empty mailbox **releases** it, a drain that yields **hands off** (publishes the next drain
+with the claim); a failed drain **drops** it (the reaper claims the user again). Work outside
+the pipeline (check, lifecycle jobs, forget) **holds** the claim for its span (``hold``).
+Before writing, a delivery's work asks whether its user was **forgotten** since it was
+enqueued (``is_forgotten``).
+
+Messages on the broker carry ids only (schemas.StageMessage). The claim is not what
 keeps a user's writes correct -- the graph's version fence is (pipeline.service) -- it keeps
 workers from doing the same user's work twice: a delivery that finds its user claimed is left
 in the mailbox for the claimant, who drains until the mailbox is empty and only then lets go,
@@ -82,7 +91,7 @@ def _mbox_key(user_id: str) -> str:
     return f"memq:mbox:{user_id}"
 
 
-def _owner_key(user_id: str) -> str:
+def _claim_key(user_id: str) -> str:
     return f"memq:owner:{user_id}"
 
 
@@ -178,7 +187,7 @@ class Coord:
         it (and will drain this too)."""
         token = self._post(
             keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
-                  delivery_key(delivery_id), _owner_key(user_id)],
+                  delivery_key(delivery_id), _claim_key(user_id)],
             args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
                   int(lease_s * 1000)])
         return cast(str | None, token)
@@ -230,27 +239,27 @@ class Coord:
     # -- the claim on a user -------------------------------------------------------------------
     def claim(self, user_id: str, lease_s: float, token: str | None = None) -> str | None:
         token = token or new_token()
-        if self.r.set(_owner_key(user_id), token, nx=True, px=int(lease_s * 1000)):
+        if self.r.set(_claim_key(user_id), token, nx=True, px=int(lease_s * 1000)):
             return token
         return None
 
-    def owner(self, user_id: str) -> str | None:
-        return cast(str | None, self.r.get(_owner_key(user_id)))
+    def claimant(self, user_id: str) -> str | None:
+        return cast(str | None, self.r.get(_claim_key(user_id)))
 
     def renew(self, user_id: str, token: str, lease_s: float) -> bool:
-        return bool(self._renew(keys=[_owner_key(user_id)], args=[token, int(lease_s * 1000)]))
+        return bool(self._renew(keys=[_claim_key(user_id)], args=[token, int(lease_s * 1000)]))
 
-    def let_go(self, user_id: str, token: str) -> None:
+    def drop_claim(self, user_id: str, token: str) -> None:
         """Drop the claim if it is still ours, whatever waits (the reaper claims it again)."""
-        self._drop(keys=[_owner_key(user_id)], args=[token])
+        self._drop(keys=[_claim_key(user_id)], args=[token])
 
     def release(self, user_id: str, token: str) -> int:
         """1: let go (mailbox empty); 0: work waiting, keep draining; -1: not the owner."""
-        return int(self._release(keys=[_owner_key(user_id), _mbox_key(user_id), MAILBOXES],
+        return int(self._release(keys=[_claim_key(user_id), _mbox_key(user_id), MAILBOXES],
                                  args=[token, user_id]))
 
     @contextmanager
-    def keeping(self, user_id: str, token: str, lease_s: float) -> Iterator[None]:
+    def renewing(self, user_id: str, token: str, lease_s: float) -> Iterator[None]:
         """Renew the claim in the background while the holder works."""
         with _beating(lambda: self.renew(user_id, token, lease_s), lease_s / 3):
             yield
@@ -263,7 +272,7 @@ class Coord:
             return []
         pipe = self.r.pipeline(transaction=False)
         for u in users:
-            pipe.exists(_owner_key(u))
+            pipe.exists(_claim_key(u))
             pipe.zcard(_mbox_key(u))
         flags = pipe.execute()
         out = []
@@ -274,7 +283,7 @@ class Coord:
         return out
 
     @contextmanager
-    def holding(self, user_id: str, lease_s: float, wait_s: float,
+    def hold(self, user_id: str, lease_s: float, wait_s: float,
                 handoff: Callable[[str, str], None]) -> Iterator[str | None]:
         """The claim, for work outside the pipeline (check, lifecycle, forget): waits up to
         ``wait_s`` for the drain that holds it; yields the token, or None. On exit, deliveries
@@ -287,7 +296,7 @@ class Coord:
             if token is None:
                 yield None
             else:
-                with self.keeping(user_id, token, lease_s):
+                with self.renewing(user_id, token, lease_s):
                     yield token
         finally:
             if token is not None and self.release(user_id, token) == 0:
@@ -298,7 +307,7 @@ class Coord:
         """Block until the user's claim is let go (its holder publishes on RELEASED) or runs
         out (a dead holder's lease: the wait never outlasts it), then claim; None at the
         deadline. Subscribed before each attempt, so a release between the two is seen."""
-        key = _owner_key(user_id)
+        key = _claim_key(user_id)
         with self._listening(RELEASED) as heard:
             while (token := self.claim(user_id, lease_s)) is None:
                 left = deadline - time.monotonic()

@@ -179,14 +179,14 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
 
 
 @contextmanager
-def _user_claim(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
+def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
     from memq.workers.tasks import publish_apply  # noqa: PLC0415
 
     lease = wiring.settings().lock_lease_s
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to
     # run out.
     wait = 2 * lease if wait_s is None else wait_s
-    with coord.holding(user_id, lease, wait, publish_apply) as token:
+    with coord.hold(user_id, lease, wait, publish_apply) as token:
         if token is None:
             raise TransientError(f"user {user_id} is busy: not free after {wait:g}s; "
                                  "run forget again")
@@ -200,7 +200,7 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     at = time.time()
     coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
     log.info("forgetting user", user_id=user_id)
-    with _user_claim(coord, user_id, lock_wait_s):
+    with _held(coord, user_id, lock_wait_s):
         chroma = wiring.chroma().delete_user(user_id)
         graph = wiring.graph().forget_user(user_id, tombstone(user_id, ALL_MEMORIES, at))
         redis_keys = coord.forget_traces(user_id)
@@ -221,7 +221,7 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
     at = time.time()
     log.info("forgetting memory", user_id=user_id, memory_id=memory_id,
              with_sources=with_sources)
-    with _user_claim(coord, user_id, lock_wait_s):
+    with _held(coord, user_id, lock_wait_s):
         graph_store = wiring.graph()
         refs = sorted({ref for m in graph_store.get(user_id, [memory_id])
                        for ref in m.source_turn_ids}) if with_sources else []

@@ -98,9 +98,9 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     raise ValueError(f"unknown job {job!r}; one of {', '.join(JOBS)}")
 
 
-def run_locked(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
+def run_held(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
     s = wiring.settings()
-    with wiring.coord().holding(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+    with wiring.coord().hold(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
         if token is None:
             raise UserBusy(f"user {user_id} is busy; {job} not run")
         return run_job(job, user_id, now)
@@ -130,7 +130,7 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
     structlog.contextvars.bind_contextvars(stage=self.name, user_id=user_id, job=job)
     try:
         with wiring.metrics().timed("memq_stage_seconds", stage=f"memq.lifecycle.{job}"):
-            result = run_locked(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
+            result = run_held(job, user_id, datetime.fromisoformat(now_iso), wait_s=0.5)
     except TransientError as exc:  # busy, stale, or a store down: later
         wiring.metrics().inc("memq_retries_total", stage=f"memq.lifecycle.{job}")
         self.retry_later(exc)
@@ -180,5 +180,5 @@ def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:
     started = time.perf_counter()
-    result = run_locked(job, user_id, now, wait_s)
+    result = run_held(job, user_id, now, wait_s)
     return result, time.perf_counter() - started

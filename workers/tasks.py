@@ -166,7 +166,7 @@ class Stage(Task):  # type: ignore[misc]
                 return
         elif isinstance(raw, dict) and raw.get("token"):
             # A drain: its claim goes, the mailbox stays for the next one (the reaper).
-            coord.let_go(str(user), str(raw["token"]))
+            coord.drop_claim(str(user), str(raw["token"]))
         # The reason may quote user text (an LLM's unusable answer): it stays in the dead
         # letter, which forgetting removes; the log line names the error class only.
         log.error("dead-lettered", stage=self.name, delivery_id=delivery,
@@ -197,7 +197,7 @@ def run_extract(delivery_id: str) -> None:
         log.info("delivery already done (or forgotten); nothing to do")
         return
     if record.state == "extracted":  # a redelivery after the post: make sure it is drained
-        if coord.owner(record.user_id) is None and (token := coord.claim(
+        if coord.claimant(record.user_id) is None and (token := coord.claim(
                 record.user_id, s.lock_lease_s)):
             publish_apply(record.user_id, token)
         return
@@ -263,23 +263,23 @@ def apply(self: Stage, raw: Any) -> None:
         drain(msg.user_id, msg.token)
 
 
-def _mine(user_id: str, token: str) -> bool:
+def _holds(user_id: str, token: str) -> bool:
     """Whether ``token`` holds the user: a retried drain whose claim lapsed takes it back if
     nobody else did."""
     coord = wiring.coord()
-    owner = coord.owner(user_id)
-    if owner is None:
+    claimant = coord.claimant(user_id)
+    if claimant is None:
         return coord.claim(user_id, wiring.settings().lock_lease_s, token=token) is not None
-    return owner == token
+    return claimant == token
 
 
 def drain(user_id: str, token: str) -> None:
     coord, s = wiring.coord(), wiring.settings()
-    if not _mine(user_id, token):
+    if not _holds(user_id, token):
         log.info("user claimed by another drain; nothing to do")
         return
     rounds = 0
-    with coord.keeping(user_id, token, s.lock_lease_s):
+    with coord.renewing(user_id, token, s.lock_lease_s):
         while True:
             waiting = coord.mailbox(user_id, s.coalesce_max)
             if not waiting:
@@ -291,7 +291,7 @@ def drain(user_id: str, token: str) -> None:
                 return
             rounds += 1
             drain_round(user_id, waiting)
-            if coord.owner(user_id) != token:
+            if coord.claimant(user_id) != token:
                 log.warning("claim lapsed during the round (paused?); another drain has it")
                 return
 
