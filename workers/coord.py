@@ -243,6 +243,14 @@ class Coord:
             return token
         return None
 
+    def reclaim(self, user_id: str, token: str, lease_s: float) -> bool:
+        """Whether ``token`` holds the user: a redelivered or retried drain whose claim lapsed
+        takes it back if nobody else did."""
+        holder = self.claimant(user_id)
+        if holder is None:
+            return self.claim(user_id, lease_s, token=token) is not None
+        return holder == token
+
     def claimant(self, user_id: str) -> str | None:
         return cast(str | None, self.r.get(_claim_key(user_id)))
 

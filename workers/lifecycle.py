@@ -85,7 +85,12 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     if job == "consolidate":
         chroma = wiring.chroma()
         fence = jobs.Fence.begin(ports, user_id)
-        memories, episodes = chroma.consolidation_pool(user_id, ports.embedder.model_id)
+        pool, episodes = chroma.consolidation_pool(user_id, ports.embedder.model_id)
+        # Chroma finds the candidates and their vectors; what they are is the graph's (the
+        # state of record), so a memory changed since Chroma's copy is taken as it is now
+        state = {m.id: m for m in ports.graph.get(user_id, [m.id for m, _ in pool])}
+        memories = [(state[m.id], v) for m, v in pool if m.id in state
+                    and state[m.id].is_current and state[m.id].consolidated_into is None]
         model = ports.embedder.model_id
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,

@@ -197,8 +197,7 @@ def run_extract(delivery_id: str) -> None:
         log.info("delivery already done (or forgotten); nothing to do")
         return
     if record.state == "extracted":  # a redelivery after the post: make sure it is drained
-        if coord.claimant(record.user_id) is None and (token := coord.claim(
-                record.user_id, s.lock_lease_s)):
+        if token := coord.claim(record.user_id, s.lock_lease_s):
             publish_apply(record.user_id, token)
         return
     batch = _batch(record)
@@ -263,19 +262,9 @@ def apply(self: Stage, raw: Any) -> None:
         drain(msg.user_id, msg.token)
 
 
-def _holds(user_id: str, token: str) -> bool:
-    """Whether ``token`` holds the user: a retried drain whose claim lapsed takes it back if
-    nobody else did."""
-    coord = wiring.coord()
-    claimant = coord.claimant(user_id)
-    if claimant is None:
-        return coord.claim(user_id, wiring.settings().lock_lease_s, token=token) is not None
-    return claimant == token
-
-
 def drain(user_id: str, token: str) -> None:
     coord, s = wiring.coord(), wiring.settings()
-    if not _holds(user_id, token):
+    if not coord.reclaim(user_id, token, s.lock_lease_s):
         log.info("user claimed by another drain; nothing to do")
         return
     rounds = 0
