@@ -783,6 +783,97 @@ def bench_memory(args: argparse.Namespace) -> None:
     memory_bench.run(args, _ingest)
 
 
+def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs, in order)
+    """memq's delivery bookkeeping against Redis Streams with a consumer group, on a scratch
+    redis-server of its own (never the services'): N deliveries enqueued as an agent does
+    (``memq.workers.client.enqueue``: record, outbox, in flight, the broker message, one Lua
+    call), then consumed and finished (a BRPOP, the record read, ``Coord.finish``); against
+    XADD, XREADGROUP, XACK + XDEL, and one XAUTOCLAIM (what would replace the reaper's scan).
+    Per delivery: client time, and Redis's CPU (INFO commandstats). The Streams side keeps no
+    delivery state (what ``wait`` and ``status`` read) and no mailbox: a floor for it."""
+    import base64
+    import json
+    import socket
+    import subprocess
+
+    import redis
+
+    from memq.schemas import IngestBatch
+    from memq.workers.client import enqueue
+    from memq.workers.coord import Coord
+
+    n = args.deliveries
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    folder = tempfile.mkdtemp(prefix="memq-bench-streams-")
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--dir", folder,
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        r = redis.Redis.from_url(url, decode_responses=True)
+        for _ in range(100):
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        os.environ["MEMQ_REDIS_URL"] = url
+        batch = IngestBatch.model_validate({"user_id": "u1", "session_id": "s1", "turns": [{
+            "turn_id": "t", "role": "user", "content": "x" * 156,
+            "timestamp": "2026-11-01T00:00:00Z"}]})
+
+        def redis_us() -> float:
+            return float(sum(v["usec"] for v in r.info("commandstats").values()))
+
+        r.config_resetstat()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            enqueue([batch])
+        enq = time.perf_counter() - t0
+        coord, done = Coord(r), 0
+        t0 = time.perf_counter()
+        while (got := r.brpop(["memq.extract"], timeout=0.05)) is not None:
+            body = json.loads(got[1])["body"]
+            args_ = json.loads(base64.b64decode(body))
+            delivery = args_[0][0]["delivery_id"]
+            coord.delivery(delivery)
+            coord.finish("u1", [delivery])
+            done += 1
+        con, cpu = time.perf_counter() - t0, redis_us()
+        print(f"outbox  : {done} deliveries; enqueue {1e6 * enq / n:.0f} us, consume + finish "
+              f"{1e6 * con / n:.0f} us; Redis CPU {cpu / n:.1f} us a delivery")
+        r.flushdb()
+        r.config_resetstat()
+        r.xgroup_create("s:extract", "workers", id="0", mkstream=True)
+        payload = batch.model_dump_json()
+        t0 = time.perf_counter()
+        for i in range(n):
+            r.xadd("s:extract", {"user": "u1", "batch": payload, "delivery": str(i)})
+        enq = time.perf_counter() - t0
+        done = 0
+        t0 = time.perf_counter()
+        while got := r.xreadgroup("workers", "w1", {"s:extract": ">"}, count=1, block=50):
+            for entry, _ in got[0][1]:
+                pipe = r.pipeline(transaction=False)
+                pipe.xack("s:extract", "workers", entry)
+                pipe.xdel("s:extract", entry)
+                pipe.execute()
+                done += 1
+        con, cpu = time.perf_counter() - t0, redis_us()
+        t0 = time.perf_counter()
+        r.xautoclaim("s:extract", "workers", "w2", 60_000, "0-0", count=100)
+        claim = time.perf_counter() - t0
+        print(f"streams : {done} deliveries; enqueue {1e6 * enq / n:.0f} us, consume + ack "
+              f"{1e6 * con / n:.0f} us; Redis CPU {cpu / n:.1f} us a delivery; "
+              f"XAUTOCLAIM {1e3 * claim:.2f} ms")
+        print(f"load average {os.getloadavg()[0]:.2f}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -870,6 +961,10 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--users", default="0,40,120,240")
     p.add_argument("--records", type=int, default=250, help="per collection (2 per user)")
     p.set_defaults(fn=bench_chroma_log)
+    p = sub.add_parser("streams", help="memq's outbox and queues against Redis Streams "
+                       "(a scratch redis-server)")
+    p.add_argument("--deliveries", type=int, default=3000)
+    p.set_defaults(fn=bench_streams)
     p = sub.add_parser("compare", help="memq against mem0 2.2.1 (see scripts/compare.py)")
     p.add_argument("--latencies", default="0,300", help="stub LLM latencies, ms")
     p.add_argument("--workers", default="1,4,8", help="memq worker process counts")
