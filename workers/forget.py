@@ -10,13 +10,15 @@ A user (:func:`forget_user`), in this order:
    Neo4j forget below moves the user's version on, and its Chroma write is undone by its own
    check against the version, see pipeline.service.project.)
 3. Chroma: the user's memories and episodes.
-4. Neo4j: the user's Memory nodes, FACT edges and Entity nodes; every Audit node of the user
-   becomes a tombstone (ids, operation, time, source turn ids; ``before``/``after`` removed,
-   ``reason`` "forgotten"); one FORGET entry (memory id ``*``) records the forgetting.
-5. Redis: the turn ledger and every delivery of the user, queued or in its mailbox, with the
+4. Redis: the turn ledger and every delivery of the user, queued or in its mailbox, with the
    batch and what extract found (``Coord.forget_traces``); the user's dead letters are
    **dropped** (they hold the batch, content included; nothing else of them is kept); the
    user's messages still waiting in the Celery queues are removed.
+5. Neo4j: the user's Memory nodes, FACT edges and Entity nodes; every Audit node of the user
+   becomes a tombstone (ids, operation, time, source turn ids; ``before``/``after`` removed,
+   ``reason`` "forgotten"); one FORGET entry (memory id ``*``) records the forgetting, when
+   anything of the user was there (in any store): forgetting again, or forgetting a user or
+   a memory that never existed, records nothing.
 
 A message a worker has already reserved (kombu's ``unacked`` hash) is left to that worker: its
 delivery is gone, so it does nothing.
@@ -29,8 +31,8 @@ from stay by default (episodes are forgotten with the user); ``with_sources=True
 them too: their episodes in Chroma and Neo4j, so neither search nor the context block can
 quote the turn again (the user's other memories of the same turn stay).
 
-Both are idempotent: run again, they find nothing more to delete (and record the request
-again). Logs carry ids and counts, never content.
+Both are idempotent: run again, they find nothing more to delete and write nothing (the
+HTTP API's access record keeps who asked). Logs carry ids and counts, never content.
 """
 
 from __future__ import annotations
@@ -202,10 +204,12 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     log.info("forgetting user", user_id=user_id)
     with _held(coord, user_id, lock_wait_s):
         chroma = wiring.chroma().delete_user(user_id)
-        graph = wiring.graph().forget_user(user_id, tombstone(user_id, ALL_MEMORIES, at))
         redis_keys = coord.forget_traces(user_id)
         dead = drop_dead_letters(coord, user_id)
         queued = purge_queued(coord, user_id)
+        graph = wiring.graph().forget_user(  # the FORGET entry only if anything was there
+            user_id, tombstone(user_id, ALL_MEMORIES, at),
+            changed_elsewhere=bool(chroma or redis_keys or dead or queued))
     report = ForgetReport(user_id=user_id, chroma=chroma, graph=graph, redis_keys=redis_keys,
                           queued=queued, dead_letters=dead)
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
@@ -226,7 +230,8 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
         refs = sorted({ref for m in graph_store.get(user_id, [memory_id])
                        for ref in m.source_turn_ids}) if with_sources else []
         chroma = wiring.chroma().delete_memory(user_id, memory_id)
-        graph = graph_store.forget_memory(user_id, memory_id, tombstone(user_id, memory_id, at))
+        graph = graph_store.forget_memory(user_id, memory_id, tombstone(user_id, memory_id, at),
+                                          changed_elsewhere=chroma > 0)
         episodes = 0
         if refs:
             wiring.chroma().delete_episodes(user_id, refs)

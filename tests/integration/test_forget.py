@@ -238,6 +238,12 @@ def test_forget_user_leaves_no_trace_in_any_store(worker: Worker, user_id: str) 
 
     again = forget(user_id)
     assert again["total"] == 0, again
+    after = read("audit", "--user", user_id)  # forgetting again changes nothing, records none
+    assert [e["memory_id"] for e in after if e["operation"] == "forget"] == ["*"]
+    assert forget(user_id, "m_never_was")["total"] == 0
+    assert len(read("audit", "--user", user_id)) == len(after)  # nor for an id never there
+    nobody = f"t-nobody-{uuid.uuid4().hex[:8]}"
+    assert forget(nobody)["total"] == 0 and read("audit", "--user", nobody) == []
 
 
 # -- (b) a batch in flight when the user is forgotten ---------------------------------------

@@ -405,17 +405,20 @@ class Neo4jGraph:
                          if not line.lstrip().startswith("//"))
         return [s for s in (part.strip() for part in body.split(";")) if s]
 
-    def _write_counted(self, name: str, **params: Any) -> int:
+    def _write_counted(self, name: str, *, record_last: bool = True, **params: Any) -> int:
         """Every statement of ``cypher/<name>.cypher`` in one write transaction, fenced: the
         user's version moves on, so a plan made before it can never be applied after it.
-        Returns the sum of the ``n`` each statement returns."""
+        Returns the sum of the ``n`` each statement returns. ``record_last`` False: the last
+        statement (a FORGET entry) runs only when the ones before it changed something."""
         self.ensure_schema()
         statements = self._statements(name)
 
         def work(tx: neo4j.ManagedTransaction) -> int:
             tx.run(cypher("fence_only"), user_id=params["user_id"], expected=None).consume()
             total = 0
-            for statement in statements:
+            for i, statement in enumerate(statements):
+                if i == len(statements) - 1 and not record_last and total == 0:
+                    break
                 record = tx.run(statement, params).single()
                 total += int(record["n"] or 0) if record else 0
             return total
@@ -423,9 +426,11 @@ class Neo4jGraph:
         with _transient(), self._session() as session:
             return session.execute_write(work)
 
-    def forget_user(self, user_id: str, tombstone: AuditEntry) -> int:
+    def forget_user(self, user_id: str, tombstone: AuditEntry, *,
+                    changed_elsewhere: bool = False) -> int:
         """Delete the user's memories, facts and entities, strip the user's audit trail to
-        tombstones and add ``tombstone`` (the FORGET entry). The user's version moves on
+        tombstones and add ``tombstone`` (the FORGET entry) when anything of the user was
+        there (here, or in another store: ``changed_elsewhere``). The user's version moves on
         first (a fenced transaction); then each step runs in bounded transactions of its own,
         so a user of any size is forgotten at the default heap. Returns the nodes and edges
         deleted plus the audit entries stripped."""
@@ -435,13 +440,20 @@ class Neo4jGraph:
         with _transient(), self._session() as session:
             session.execute_write(lambda tx: tx.run(
                 cypher("fence_only"), user_id=user_id, expected=None).consume())
-            for statement in self._statements("forget_user"):
+            statements = self._statements("forget_user")
+            for i, statement in enumerate(statements):
+                if i == len(statements) - 1 and total == 0 and not changed_elsewhere:
+                    break  # nothing of the user anywhere: no FORGET entry (idempotent)
                 record = session.run(statement, params).single()  # auto-commit: chunked
                 total += int(record["n"] or 0) if record else 0
         return total
 
-    def forget_memory(self, user_id: str, memory_id: str, tombstone: AuditEntry) -> int:
+    def forget_memory(self, user_id: str, memory_id: str, tombstone: AuditEntry, *,
+                      changed_elsewhere: bool = False) -> int:
         """The same for one memory: its node, its facts, the user's entities no fact references
-        any more; its audit entries become tombstones. One transaction."""
-        return self._write_counted("forget_memory", user_id=user_id, memory_id=memory_id,
+        any more; its audit entries become tombstones; the FORGET entry when the memory was
+        there (a second request, or one for an id that never existed, writes none). One
+        transaction."""
+        return self._write_counted("forget_memory", record_last=changed_elsewhere,
+                                   user_id=user_id, memory_id=memory_id,
                                    tombstone=_audit_row(tombstone, 0))
