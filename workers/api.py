@@ -130,6 +130,7 @@ class Client:
                now: datetime | None = None) -> list[Hit]:
         """Memories (similarity x decay x confidence), then episodes; ``record=True`` counts
         it as a recall of the memories returned."""
+        _check_k(k)
         from memq.workers.lifecycle import search  # noqa: PLC0415
 
         return search(user_id, query, k, now or datetime.now(UTC), record=record)
@@ -161,6 +162,8 @@ class Client:
         from memq.pipeline.context import render_context  # noqa: PLC0415
         from memq.workers import wiring  # noqa: PLC0415
 
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens is {max_tokens}: 1 or more")
         hits = self.search(user_id, query, k, now=now or datetime.now(UTC))
         before = wiring.graph().turns_before(user_id, [h.id for h in hits if h.type == "episode"])
         return render_context(hits, max_tokens, before=before)
@@ -174,6 +177,11 @@ class Client:
         if memory_id:
             return forget_memory(user_id, memory_id, with_sources=with_sources)
         return forget_user(user_id)
+
+
+def _check_k(k: int, most: int = 100) -> None:
+    if not 1 <= k <= most:
+        raise ValueError(f"k is {k}: ask for 1 to {most} hits")
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:

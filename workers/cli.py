@@ -164,6 +164,17 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be 1 or more")
+    return value
+
+
 def _now(args: argparse.Namespace) -> datetime:
     if not getattr(args, "now", None):
         return datetime.now(UTC)
@@ -512,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
                            help="also drop the audit trail, tombstones included (demo and "
                                 "test data only: real forgetting keeps the tombstones)")
         if name == "search":
-            p.add_argument("--k", type=int, default=10)
+            p.add_argument("--k", type=_positive, default=10)
             p.add_argument("--now", help="rank as of this time (ISO 8601 with zone)")
             p.add_argument("--record", action="store_true",
                            help="count it as a recall (an agent acting on it): importance up, "
@@ -520,8 +531,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
             p.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)
             p.add_argument("query")
         if name == "context":
-            p.add_argument("--max-tokens", type=int, default=800)
-            p.add_argument("--k", type=int, default=10)
+            p.add_argument("--max-tokens", type=_positive, default=800)
+            p.add_argument("--k", type=_positive, default=10)
             p.add_argument("query")
     p = sub.add_parser("keys", help="API keys of memq serve: create, list, revoke, access")
     keys = p.add_subparsers(dest="action", required=True)
@@ -535,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     k.add_argument("key", metavar="KEY|ID")
     k = keys.add_parser("access", help="a tenant's access record, newest first")
     k.add_argument("--tenant", required=True)
-    k.add_argument("--limit", type=int, default=100)
+    k.add_argument("--limit", type=_positive, default=100)
     for k in keys.choices.values():
         k.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_keys)
