@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
@@ -28,26 +28,36 @@ def cmd_schema(_: argparse.Namespace) -> int:
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from memq.workers.client import enqueue, parse_lines  # noqa: PLC0415
+    """A file is read whole; standard input is published as it arrives (every 500 lines, or
+    when it has been quiet for 0.2 s), so a producer that pipes a conversation turn by turn
+    is not held until its end."""
+    from memq.workers.client import enqueue, line_chunks, parse_lines  # noqa: PLC0415
 
+    published, errors = [], []
     if args.file == "-":
-        batches, errors = parse_lines(sys.stdin.buffer)
+        chunks: Iterable[list[bytes]] = line_chunks(sys.stdin.buffer)
     else:
         try:
             with open(args.file, "rb") as fh:
-                batches, errors = parse_lines(fh)
+                chunks = [fh.readlines()]
         except OSError as exc:
             print(f"memq: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
             return 2
-    for err in errors:
-        print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr)
-    published = enqueue(batches)
+    line = 1
+    for chunk in chunks:
+        batches, bad = parse_lines(chunk, start=line)
+        line += len(chunk)
+        for err in bad:
+            print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr, flush=True)
+        sent = enqueue(batches)
+        for pub in sent if not args.json else ():
+            print(f"published {pub.turns} turn(s) of user {pub.user_id} session "
+                  f"{pub.session_id} as {pub.batch_id} (delivery {pub.delivery_id})", flush=True)
+        published += sent
+        errors += bad
     if args.json:
         _print_json({"published": [asdict(p) for p in published],
                      "rejected": [asdict(e) for e in errors]})
-    for pub in published if not args.json else ():
-        print(f"published {pub.turns} turn(s) of user {pub.user_id} session {pub.session_id} "
-              f"as {pub.batch_id} (delivery {pub.delivery_id})")
     return 1 if errors else 0
 
 

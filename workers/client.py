@@ -8,11 +8,13 @@ outbox) and pushes one small broker message per batch, carrying its delivery id.
 from __future__ import annotations
 
 import json
+import select
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
@@ -41,13 +43,15 @@ def _decode(raw: str | bytes) -> str:
     return raw.decode("utf-8") if isinstance(raw, bytes) else raw
 
 
-def parse_lines(lines: Iterable[str | bytes]) -> tuple[list[IngestBatch], list[LineError]]:
+def parse_lines(lines: Iterable[str | bytes], start: int = 1
+                ) -> tuple[list[IngestBatch], list[LineError]]:
     """JSON Lines of turns -> per-session batches; each bad line gets its reason and is not
     published, the good ones are. Never raises on input: not UTF-8, not JSON, nested too
-    deep, numbers too long, off-contract -- each is a line's verdict."""
+    deep, numbers too long, off-contract -- each is a line's verdict. ``start``: the number
+    of the first line (a stream parsed a chunk at a time)."""
     groups: dict[tuple[str, str], dict[str, Turn]] = defaultdict(dict)
     errors: list[LineError] = []
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=start):
         try:
             text = _decode(raw)
             if not text.strip():
@@ -81,6 +85,29 @@ def parse_lines(lines: Iterable[str | bytes]) -> tuple[list[IngestBatch], list[L
     for (user_id, session_id), turns in groups.items():
         batches += chunk_batches(user_id, session_id, list(turns.values()))
     return batches, errors
+
+
+def line_chunks(stream: BinaryIO, max_lines: int = 500, idle_s: float = 0.2
+                ) -> Iterator[list[bytes]]:
+    """A stream of lines in chunks, each as soon as it holds ``max_lines`` or the stream has
+    been quiet for ``idle_s`` (a producer that writes a turn at a time is published a turn at
+    a time, not at the end of its input)."""
+    chunk: list[bytes] = []
+    fd = stream.fileno()
+    while True:
+        if chunk and not select.select([fd], [], [], idle_s)[0]:
+            yield chunk
+            chunk = []
+            continue
+        line = stream.readline()
+        if not line:
+            break
+        chunk.append(line)
+        if len(chunk) >= max_lines:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def chunk_batches(user_id: str, session_id: str, turns: Sequence[Turn]) -> list[IngestBatch]:

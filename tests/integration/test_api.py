@@ -227,3 +227,23 @@ def test_doctor_and_status_with_a_service_down(worker: Worker) -> None:
     doctor = json.loads(memq("doctor", "--json").stdout)
     assert doctor["ok"] is True
     assert doctor["configuration"]["MEMQ_LLM_API_KEY"] is None  # masked or unset, never shown
+
+
+def test_enqueue_from_a_pipe_publishes_as_the_lines_arrive(services: None, user_id: str) -> None:
+    """`memq enqueue -` does not hold a producer's turns until the end of its input."""
+    proc = subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "enqueue", "-"],
+                            env=memq_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for i in range(2):
+            proc.stdin.write(json.dumps({
+                "user_id": user_id, "session_id": "s-pipe", "turn_id": f"t{i}", "role": "user",
+                "content": f"I like tea number {i}.", "timestamp": "2026-11-01T09:00:00Z"}) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()  # published while the input is still open
+            assert line.startswith("published 1 turn(s) of user"), line
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    memq("forget", "--user", user_id, "--purge")
