@@ -184,8 +184,20 @@ def _check_k(k: int, most: int = 100) -> None:
         raise ValueError(f"k is {k}: ask for 1 to {most} hits")
 
 
+def json_default(value: Any) -> Any:
+    """``json.dumps``' default for memq's outputs: one time format in every JSON output, ISO
+    8601 with its zone as pydantic writes the models' (``2026-11-01T09:00:00Z``)."""
+    from pydantic_core import to_jsonable_python  # noqa: PLC0415
+
+    try:
+        return to_jsonable_python(value)
+    except ValueError:  # pydantic_core's PydanticSerializationError: not a type it knows
+        return str(value)
+
+
 def hit_json(hit: Hit) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in asdict(hit).items()}
+    return {k: (json_default(v) if isinstance(v, datetime) else v)
+            for k, v in asdict(hit).items()}
 
 
 class AsyncClient:

@@ -19,7 +19,9 @@ class UsageError(Exception):
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    from memq.workers.api import json_default  # noqa: PLC0415
+
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=json_default))
 
 
 def cmd_schema(_: argparse.Namespace) -> int:

@@ -31,7 +31,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from memq.pipeline.errors import PermanentError, TransientError
 from memq.workers import auth, wiring
-from memq.workers.api import Client, Message, Status, hit_json, messages_to_batches
+from memq.workers.api import (
+    Client,
+    Message,
+    Status,
+    hit_json,
+    json_default,
+    messages_to_batches,
+)
 
 log = structlog.get_logger(__name__)
 MAX_BODY_ITEMS = 10_000
@@ -291,7 +298,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
 
     @app.get("/v1/users/{user_id}/facts")
     def get_facts(user_id: str, caller: Reader) -> list[dict[str, Any]]:
-        rows = json.loads(json.dumps(client.facts(caller.user(user_id)), default=str))
+        rows = json.loads(json.dumps(client.facts(caller.user(user_id)), default=json_default))
         return caller.out(rows)  # type: ignore[no-any-return]
 
     @app.get("/v1/users/{user_id}/audit")
