@@ -14,7 +14,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from integration.conftest import CHROMA_PORT, memq, memq_env
+from integration.conftest import CHROMA_PORT, memq_env
 from memq.pipeline.adapters.chroma import (
     BASE_MODEL,
     EPISODES,
@@ -90,7 +90,9 @@ def test_legacy_shared_collections_move_to_per_user_ones() -> None:
         mine = client.get_collection(ChromaStores.collection_name(MEMORIES, BASE_MODEL, user_id))
         assert mine.count() == 3 + u
         assert mine.metadata["user_id"] == user_id
-        shown = json.loads(memq("memories", "--user", user_id, "--json").stdout)
+        # the index's own records (agents read the graph; these were planted in Chroma only)
+        shown = [m.model_dump(mode="json") for m in stores.memories(user_id,
+                                                                    include_inactive=False)]
         assert sorted(m["content"] for m in shown) == sorted(
             f"The user keeps legacy fact number {n}." for n in range(3 + u))
         assert stores.count_episodes(user_id) == 1
