@@ -214,7 +214,8 @@ class GraphStore(Protocol):
     def version(self, user_id: str) -> UserVersion: ...
 
     def read_memories(self, user_id: str, *, include_inactive: bool = False,
-                      as_of: datetime | None = None) -> list[StoredMemory]: ...
+                      as_of: datetime | None = None,
+                      exclude: Sequence[str] = ()) -> list[StoredMemory]: ...
 
     def apply(
         self, user_id: str, memories: Sequence[StoredMemory], audit: Sequence[AuditEntry],

@@ -316,6 +316,22 @@ def project(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
     ports.graph.mark_projected(user_id, version)
 
 
+def reindex(ports: Ports, user_id: str, *, keep: Sequence[str] = ()) -> tuple[int, int]:
+    """Chroma rebuilt from the graph for one user (``memq check --repair``; the caller holds
+    the user's claim): every memory the graph holds written as the graph holds it (embedded
+    again only where Chroma has no vector of its text), every record the graph does not hold
+    deleted. ``keep``: ids left as they are (drift nothing can settle). Returns (written,
+    deleted)."""
+    v = ports.graph.version(user_id)
+    held = ports.graph.read_memories(user_id, include_inactive=True, exclude=keep)
+    indexed = {m.id for m in ports.memories.memories(user_id, include_inactive=True)}
+    gone = sorted(indexed - {m.id for m in held} - set(keep))
+    ports.memories.delete_ids(user_id, gone)
+    _to_chroma(ports, user_id, held, [None] * len(held))
+    ports.graph.mark_projected(user_id, v.version, if_at=v.version)
+    return len(held), len(gone)
+
+
 def catch_up(ports: Ports, user_id: str) -> UserVersion:
     """Bring Chroma up to the graph (writes whose process died, or paused, between commit and
     Chroma) before anything is planned from it; returns the version now planned from."""

@@ -202,8 +202,9 @@ class FencedGraph:
         return current + 1
 
     def read_memories(self, user_id: str, *, include_inactive: bool = False,
-                      as_of: datetime | None = None) -> list[StoredMemory]:
-        found = list(self._memories.get(user_id, {}).values())
+                      as_of: datetime | None = None,
+                      exclude: Sequence[str] = ()) -> list[StoredMemory]:
+        found = [m for m in self._memories.get(user_id, {}).values() if m.id not in exclude]
         if as_of is not None:
             found = [m for m in found if str(m.status) != "archived" and m.valid_at <= as_of
                      and (m.invalid_at is None or m.invalid_at > as_of)]

@@ -1,5 +1,6 @@
-"""``memq check``: compare Chroma and Neo4j memory by memory, and repair drift from the audit
-trail. Each user is checked holding the user's claim, so no drain is between its commit and
+"""``memq check``: compare Chroma and Neo4j memory by memory; ``--repair`` repairs the graph's
+side from the audit trail, then rebuilds the user's index (Chroma) from the graph, the state
+of record. Each user is checked holding the user's claim, so no drain is between its commit and
 its Chroma write while we compare; repairs are fenced writes like every other."""
 
 from __future__ import annotations
@@ -70,8 +71,13 @@ def check_user(user: str, *, repair: bool) -> Checked:
             return Checked(user, busy=True)
         count, found = _scan(user)
         checked = Checked(user, count, found, remaining=found)
-        if repair and found:
-            checked.skipped = _repair(user, found)
+        if repair:
+            # the graph's side from the audit trail, then the index rebuilt from the graph
+            # (what nothing can settle is left alone, and reported)
+            checked.skipped = _repair(user, found) if found else {}
+            written, deleted = service.reindex(wiring.ports_for(user), user,
+                                               keep=sorted(checked.skipped))
+            log.info("reindexed", user_id=user, memories=written, deleted=deleted)
             checked.memories, checked.remaining = _scan(user)
         return checked
 

@@ -606,7 +606,7 @@ def _one_line(exc: BaseException) -> tuple[str, int]:
         hint = {401: " (set MEMQ_API_KEY: memq keys create makes one)",
                 403: " (the key's scopes: memq keys list)"}.get(exc.status, "")
         return f"{text}{hint}", 3 if exc.status in (429, 503) else 1
-    if isinstance(exc, ValidationError):  # the settings
+    if isinstance(exc, ValidationError) and exc.title == "Settings":  # the settings
         e = exc.errors()[0]
         msg = str(e["msg"]).removeprefix("Value error, ")
         if not e["loc"]:

@@ -255,12 +255,14 @@ class Neo4jGraph:
         return [stored_memory(m) for m in row["memories"]]
 
     def read_memories(self, user_id: str, *, include_inactive: bool = False,
-                      as_of: datetime | None = None) -> list[StoredMemory]:
+                      as_of: datetime | None = None,
+                      exclude: Sequence[str] = ()) -> list[StoredMemory]:
         """The user's memories from the state of record (ordered by valid time, then id):
-        current ones, every one (``include_inactive``), or those true at ``as_of``."""
+        current ones, every one (``include_inactive``), or those true at ``as_of``; never
+        those of ``exclude``."""
         return [stored_memory(r["m"]) for r in self._run(
             "read_memories", user_id=user_id, all=include_inactive,
-            as_of=as_of.isoformat() if as_of is not None else None)]
+            as_of=as_of.isoformat() if as_of is not None else None, exclude=list(exclude))]
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         if not memory_ids:

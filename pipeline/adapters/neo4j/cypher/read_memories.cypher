@@ -1,8 +1,8 @@
 // The user's memories as the state of record holds them, for agent reads and lifecycle jobs:
 // current ones ($all false), every one ($all true), or those true at world time $as_of as
-// known now (not archived, valid at $as_of, not yet invalid then).
+// known now (not archived, valid at $as_of, not yet invalid then); never those of $exclude.
 MATCH (m:Memory {user_id: $user_id})
-WHERE CASE
+WHERE NOT m.id IN $exclude AND CASE
         WHEN $as_of IS NOT NULL THEN m.status <> 'archived'
              AND m.valid_at <= datetime($as_of)
              AND (m.invalid_at IS NULL OR m.invalid_at > datetime($as_of))
