@@ -174,13 +174,15 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
     fence = Fence.begin(ports, user_id)
     moved = migrate(user_id, ports.embedder.embed, ports.embedder.model_id)
     if moved:  # the graph's copy names the model too, in bounded transactions
-        memories = ports.memories.memories(user_id, include_inactive=True)
+        model = ports.embedder.model_id
+        memories = [m.with_changes(embedding_model=model)
+                    for m in ports.graph.read_memories(user_id, include_inactive=True)]
         for start in range(0, len(memories), COMMIT_CHUNK):
             fence.version = ports.graph.apply(user_id, memories[start:start + COMMIT_CHUNK],
                                               [], now, expected=fence.version)
-        # Those states were read from Chroma (caught up when the job began, then moved), so
-        # Chroma already holds every write up to here: marked, the next job does not compare
-        # and rewrite the whole user (100k memories: every record's metadata). A commit that
-        # came in meanwhile leaves the mark alone, and the next catch_up does the work.
+        # Those states are the graph's, and Chroma (caught up when the job began, then moved)
+        # holds them with the new model: marked, the next job does not compare and rewrite
+        # the whole user (100k memories: every record's metadata). A commit that came in
+        # meanwhile leaves the mark alone, and the next catch_up does the work.
         ports.graph.mark_projected(user_id, fence.version, if_at=fence.version)
     return JobResult("reembed", user_id, moved, moved)
