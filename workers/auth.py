@@ -44,6 +44,7 @@ _KEYS = _PREFIX + "keys"  # set of key ids
 ACCESS_MAX = 100_000
 _DUMMY = hashlib.sha256(b"memq: no such key").hexdigest()
 
+
 class AuthError(ValueError):
     """A bad key, tenant, scope or user id: one line for the caller."""
 
@@ -92,16 +93,6 @@ def key_id_of(presented: str) -> str | None:
     """The id of a well-formed key, else None (a malformed key names no record)."""
     m = KEY_RE.fullmatch(presented)
     return m.group(1) if m else None
-
-
-def bearer(header: str | None) -> str | None:
-    """The key of an ``Authorization: Bearer <key>`` header (scheme case-insensitive)."""
-    if not header:
-        return None
-    scheme, _, value = header.strip().partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()
 
 
 def tenant_user(tenant: str | None, user_id: str) -> str:
@@ -185,12 +176,12 @@ class KeyStore:
         """Refuse the key from now on (by its text or its id); None if there is no such key."""
         key_id = key_id_of(key_or_id) or (key_or_id if ID_RE.fullmatch(key_or_id) else None)
         found = self.get(key_id) if key_id else None
-        if found is None or key_id is None:
+        if found is None:
             return None
         if found.revoked_at is None:
             when = _iso(now or datetime.now(UTC))
-            self.r.hset(self._key(key_id), "revoked_at", when)
-            found = self.get(key_id)
+            self.r.hset(self._key(found.id), "revoked_at", when)
+            found = self.get(found.id)
         return found
 
     def verify(self, presented: str) -> ApiKey | None:

@@ -130,6 +130,15 @@ def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> C
     return caller
 
 
+def _throttle(tenant: str, bucket: str, cost: float, rate: float, burst: float,
+              what: str) -> None:
+    """429 with ``Retry-After`` while the tenant's ``bucket`` cannot take ``cost``."""
+    wait = _keys().take(tenant, bucket, cost, rate, burst)
+    if wait > 0:
+        raise HTTPException(429, f"tenant {tenant}: more than {rate:g} {what} a second",
+                            headers={"Retry-After": str(math.ceil(wait))})
+
+
 def _need(*scopes: str) -> Callable[[Request, HTTPAuthorizationCredentials | None], Caller]:
     """The dependency of a route that needs one of ``scopes``: the caller, or 401/403/429."""
     def dependency(request: Request, creds: Credentials) -> Caller:
@@ -140,12 +149,8 @@ def _need(*scopes: str) -> Callable[[Request, HTTPAuthorizationCredentials | Non
             raise HTTPException(403, f"this key may not {' or '.join(scopes)} (its scopes: "
                                      f"{','.join(sorted(caller.key.scopes))})")
         s = wiring.settings()
-        wait = _keys().take(caller.key.tenant, "requests", 1, s.rate_requests_per_s,
-                            s.rate_requests_burst)
-        if wait > 0:
-            raise HTTPException(429, f"tenant {caller.key.tenant}: more than "
-                                     f"{s.rate_requests_per_s:g} requests a second",
-                                headers={"Retry-After": str(math.ceil(wait))})
+        _throttle(caller.key.tenant, "requests", 1, s.rate_requests_per_s,
+                  s.rate_requests_burst, "requests")
         return caller
     return dependency
 
@@ -165,7 +170,6 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                               "Every /v1 route wants `Authorization: Bearer <key>` "
                               "(`memq keys create`).")
     client = Client()
-    keys = _keys
     if not auth_on:
         log.warning("MEMQ_AUTH=off: no API keys; anyone who reaches this port reads, writes "
                     "and forgets every user. For local development only.")
@@ -177,13 +181,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         if chars > settings.rate_ingest_burst_chars:
             raise HTTPException(413, f"{chars} characters of turns in one request; at most "
                                      f"{settings.rate_ingest_burst_chars:g}")
-        wait = keys().take(caller.key.tenant, "ingest", chars, settings.rate_ingest_chars_per_s,
-                           settings.rate_ingest_burst_chars)
-        if wait > 0:
-            raise HTTPException(429, f"tenant {caller.key.tenant}: more than "
-                                     f"{settings.rate_ingest_chars_per_s:g} characters of "
-                                     "turns a second", headers={"Retry-After":
-                                                                 str(math.ceil(wait))})
+        _throttle(caller.key.tenant, "ingest", chars, settings.rate_ingest_chars_per_s,
+                  settings.rate_ingest_burst_chars, "characters of turns")
 
     @app.middleware("http")
     async def _access_record(request: Request, call_next: Any) -> Any:
@@ -197,7 +196,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                          "user": ",".join(dict.fromkeys(caller.users)),
                          "status": str(response.status_code)}
                 try:
-                    await asyncio.to_thread(keys().record_access, caller.key.tenant, entry)
+                    await asyncio.to_thread(_keys().record_access, caller.key.tenant, entry)
                 except redis.RedisError:
                     log.warning("access record not written", key=caller.key.id, route=route)
         return response
@@ -335,7 +334,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                    ) -> list[dict[str, str]]:
         if caller.key is None:
             raise HTTPException(404, "no access record with MEMQ_AUTH=off (no tenants)")
-        return keys().access(caller.key.tenant, limit)
+        return _keys().access(caller.key.tenant, limit)
 
     @app.get("/healthz", summary="Liveness: the process answers")
     async def healthz() -> dict[str, str]:
@@ -358,7 +357,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                                "read": read}
         admin = not auth_on
         if auth_on and creds is not None and write:
-            key = keys().verify(creds.credentials)
+            key = _keys().verify(creds.credentials)
             admin = key is not None and key.allows("admin")
         if admin:
             out["checks"] = [c.to_json() for c in checks]
