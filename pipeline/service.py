@@ -11,17 +11,23 @@ graph before anything is planned (``catch_up``).
 
 from __future__ import annotations
 
+import base64
 import contextvars
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+import numpy as np
 
 from memq.pipeline import extract as extraction
 from memq.pipeline import ids, recall
 from memq.pipeline.dedupe import require_same_model
+from memq.pipeline.errors import StaleVersion
 from memq.pipeline.merge import (
     BatchContext,
     Plan,
@@ -45,7 +51,14 @@ from memq.pipeline.ports import (
     Vector,
 )
 from memq.pipeline.predicates import Predicates
-from memq.schemas import AuditEntry, CandidateMemory, StoredMemory, Turn, turn_ref
+from memq.schemas import (
+    AuditEntry,
+    CandidateMemory,
+    ExtractedBatch,
+    StoredMemory,
+    Turn,
+    turn_ref,
+)
 
 T = TypeVar("T")
 
@@ -79,6 +92,15 @@ class Candidate:
     vector: Vector
     batch_id: str
     session_id: str
+
+
+def pack(vector: Sequence[float]) -> str:
+    """A vector as ``ExtractedBatch`` carries it: little-endian float32, base64."""
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+
+
+def unpack(text: str) -> Vector:
+    return cast(Vector, np.frombuffer(base64.b64decode(text), dtype="<f4").tolist())
 
 
 def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], *,
@@ -357,3 +379,66 @@ def commit(ports: Ports, user_id: str, memories: Sequence[StoredMemory],
 def commit_plan(ports: Ports, plan: Plan, now: datetime, *, expected: int) -> int:
     return commit(ports, plan.user_id, [w.memory for w in plan.writes],
                   [w.vector for w in plan.writes], plan.audit, now, expected=expected)
+
+
+# -- the drain round: one coalesced plan over a user's waiting batches ------------------------
+def combined_id(batch_ids: Sequence[str]) -> str:
+    """The id of a plan over these batches (its audit entries carry it): the batch's own for
+    one, a digest of the sorted ids for several, so the same batches give the same id."""
+    if len(batch_ids) == 1:
+        return batch_ids[0]
+    return "c_" + hashlib.sha256("\x1f".join(sorted(batch_ids)).encode()).hexdigest()[:24]
+
+
+Stage = Callable[[str], AbstractContextManager[object]]
+
+
+def _no_stage(name: str) -> AbstractContextManager[object]:
+    return nullcontext()
+
+
+@dataclass(frozen=True)
+class Round:
+    """What one drain round did. ``version``: the user's version the plan was made at;
+    ``skipped``: batches applied before (their candidates were left out); ``committed``: the
+    version the plan's commit made, None when it wrote nothing (nothing to write, or
+    ``stale``: another writer committed since ``version``, the fence refused the plan and
+    nothing was written; the caller plans the same batches again)."""
+
+    version: int
+    skipped: frozenset[str]
+    candidates: int
+    plan: Plan
+    committed: int | None
+    stale: bool = False
+
+
+def apply_round(ports: Ports, user_id: str, batches: Sequence[ExtractedBatch], *,
+                thresholds: Thresholds, predicates: Predicates, now: datetime,
+                stage: Stage = _no_stage) -> Round:
+    """Dedupe, merge and the fenced commit of one plan over ``batches`` (a user's mailbox,
+    oldest first), made from the graph as it is now. Idempotent: a batch applied before
+    contributes nothing, and planning the same batches again from the same state gives the
+    same plan (deterministic ids). ``stage(name)`` wraps each stage (``memq.dedupe``,
+    ``memq.merge``, ``memq.upsert``): the shell times them there."""
+    with stage("memq.dedupe"):
+        items = [Candidate(c, unpack(v), b.batch_id, b.session_id)
+                 for b in batches for c, v in zip(b.candidates, b.vectors, strict=True)]
+        preparation = prepare(ports, user_id, items, batch_ids=[b.batch_id for b in batches],
+                              thresholds=thresholds, predicates=predicates)
+    ctx = BatchContext(user_id=user_id, batch_id=combined_id([b.batch_id for b in batches]),
+                       model_id=ports.embedder.model_id, extractor=ports.extractor.name,
+                       prompt_version=ports.extractor.prompt_version, now=now)
+    with stage("memq.merge"):
+        plan = merge(ports, preparation.prepared, ctx, thresholds=thresholds,
+                     predicates=predicates)
+    done = Round(version=preparation.version, skipped=preparation.applied,
+                 candidates=len(preparation.prepared), plan=plan, committed=None)
+    if not (plan.writes or plan.audit):
+        return done
+    try:
+        with stage("memq.upsert"):
+            new = commit_plan(ports, plan, now, expected=preparation.version)
+    except StaleVersion:
+        return replace(done, stale=True)
+    return replace(done, committed=new)

@@ -2,14 +2,17 @@
 core needs no service and no mock. They keep the real semantics that the core relies on, and
 ``tests/integration/test_contract.py`` runs one suite against them and the real adapters:
 
-- :class:`InMemoryIndex` is a ``TextIndex`` and a ``VectorIndex`` (and the write side a test
-  needs): every read is scoped to one user; vectors of one model are never compared with
-  another's; BM25 (k1 1.2, b 0.75, as Lucene) over the same document a turn gets in Neo4j
+- :class:`InMemoryIndex` is a ``TextIndex``, a ``VectorIndex``, a ``MemoryStore`` and an
+  ``EpisodeStore``: every read is scoped to one user; vectors of one model are never compared
+  with another's; BM25 (k1 1.2, b 0.75, as Lucene) over the same document a turn gets in Neo4j
   (``recall.search_text``), question words dropped as ``recall.lucene_query`` drops them;
-  ``nearest`` returns current memories only; results are best first, at most k.
-- :class:`FencedGraph` holds memory state with the graph's version fence: ``apply`` commits at
-  the ``expected`` version only (None: any), moves it on by one, and raises ``StaleVersion``
-  otherwise, writing nothing.
+  ``nearest`` returns current memories only; results are best first, at most k; a memory
+  written with no vector keeps the one it had (``stored_hashes`` says of which text).
+- :class:`FencedGraph` is a ``GraphStore``: memory state with the graph's version fence
+  (``apply`` commits at the ``expected`` version only (None: any), moves it on by one, and
+  raises ``StaleVersion`` otherwise, writing nothing), how far the index holds it
+  (``mark_projected``), the audit trail (which says which batches were applied), and the
+  slot timelines a plan reads (``plan_view``).
 - :class:`HashEmbedder` embeds deterministically (hashed words, unit length): texts that share
   words are near, as a real model's would be for the cases tests write.
 """
@@ -25,7 +28,7 @@ from datetime import datetime
 
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import StaleVersion
-from memq.pipeline.ports import Hit, Neighbor, UserVersion, Vector
+from memq.pipeline.ports import Hit, Neighbor, PlanView, SlotHolder, UserVersion, Vector
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
 _WORDS = re.compile(r"\w+", re.UNICODE)
@@ -93,6 +96,7 @@ class _Episode:
 class _Memory:
     memory: StoredMemory
     vectors: dict[str, Vector] = field(default_factory=dict)
+    vector_of: str | None = None  # the content hash of the text its vectors are of
 
 
 class InMemoryIndex:
@@ -103,8 +107,8 @@ class InMemoryIndex:
         self._memories: dict[str, dict[str, _Memory]] = {}
 
     # -- writes (what the pipeline's projection and episode store do) -----------------------
-    def add_turns(self, user_id: str, session_id: str, turns: Sequence[Turn],
-                  vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
+    def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
+            vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
         around = recall.neighbors(episode_ids)
         mine = self._episodes.setdefault(user_id, {})
@@ -126,6 +130,50 @@ class InMemoryIndex:
             entry.memory = m
             if vector is not None:
                 entry.vectors[m.embedding_model] = list(vector)
+                entry.vector_of = ids.content_hash(m.content)
+
+    def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        mine = self._memories.get(user_id, {})
+        for memory_id in memory_ids:
+            mine.pop(memory_id, None)
+
+    def delete_user(self, user_id: str) -> int:
+        gone = len(self._memories.pop(user_id, {})) + len(self._episodes.pop(user_id, {}))
+        return gone
+
+    # -- MemoryStore ----------------------------------------------------------------------------
+    def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
+                     ) -> list[list[Neighbor]]:
+        return [self.nearest(user_id, v, model_id, k) for v in vectors]
+
+    def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
+                ) -> list[list[tuple[str, float]]]:
+        held = [(key, e.vectors[model_id]) for key, e in self._memories.get(user_id, {}).items()
+                if model_id in e.vectors]
+        return [sorted(((key, _cosine(v, w)) for key, w in held),
+                       key=lambda t: (-t[1], t[0]))[:k] for v in vectors]
+
+    def stored_hashes(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
+        mine = self._memories.get(user_id, {})
+        return {i: h for i in memory_ids if i in mine and (h := mine[i].vector_of) is not None}
+
+    def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
+        mine = self._memories.get(user_id, {})
+        return [mine[i].memory for i in memory_ids if i in mine]
+
+    def memories(self, user_id: str, *, include_inactive: bool,
+                 as_of: datetime | None = None) -> list[StoredMemory]:
+        return _listed([e.memory for e in self._memories.get(user_id, {}).values()],
+                       include_inactive=include_inactive, as_of=as_of)
+
+    def foreign_model(self, user_id: str, model_id: str) -> str | None:
+        models = {model for e in [*self._memories.get(user_id, {}).values(),
+                                  *self._episodes.get(user_id, {}).values()]
+                  for model in e.vectors}
+        return min(models - {model_id}, default=None)
+
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
+        return _exact([e.memory for e in self._memories.get(user_id, {}).values()], contents)
 
     # -- TextIndex ----------------------------------------------------------------------------
     def search_text(self, user_id: str, query: str, k: int
@@ -175,44 +223,119 @@ def _scored(hit: Hit, score: float) -> Hit:
     return replace(hit, score=score)
 
 
+def _listed(found: Sequence[StoredMemory], *, include_inactive: bool,
+            as_of: datetime | None) -> list[StoredMemory]:
+    if as_of is not None:
+        found = [m for m in found if str(m.status) != "archived" and m.valid_at <= as_of
+                 and (m.invalid_at is None or m.invalid_at > as_of)]
+    elif not include_inactive:
+        found = [m for m in found if m.is_current]
+    return sorted(found, key=lambda m: (m.valid_at, m.id))
+
+
+def _exact(held: Sequence[StoredMemory], contents: Sequence[str]) -> dict[str, StoredMemory]:
+    """Current memories with the same normalised text, by content hash (the lowest id when
+    two have it, as the adapters give it)."""
+    hashes = {ids.content_hash(c) for c in contents}
+    out: dict[str, StoredMemory] = {}
+    for m in sorted(held, key=lambda m: m.id, reverse=True):
+        if m.is_current and (h := ids.content_hash(m.content)) in hashes:
+            out[h] = m
+    return out
+
+
 class FencedGraph:
     """Memory state with the graph's version fence (see the module docstring)."""
 
     def __init__(self) -> None:
         self._versions: dict[str, int] = {}
+        self._projected: dict[str, int] = {}
         self._memories: dict[str, dict[str, StoredMemory]] = {}
+        self._written: dict[str, dict[str, int]] = {}  # memory id -> version that wrote it
+        self._episodes: dict[str, set[str]] = {}
         self.audit_log: dict[str, list[AuditEntry]] = {}
 
     def version(self, user_id: str) -> UserVersion:
         v = self._versions.get(user_id, 0)
-        return UserVersion(version=v, projected=v)
+        return UserVersion(version=v, projected=min(v, self._projected.get(user_id, 0)))
 
     def apply(self, user_id: str, memories: Sequence[StoredMemory],
               audit: Sequence[AuditEntry], now: datetime, *, expected: int | None) -> int:
         current = self._versions.get(user_id, 0)
         if expected is not None and expected != current:
             raise StaleVersion(f"user {user_id} is at version {current}, not {expected}")
+        if any(m.user_id != user_id for m in memories):
+            raise ValueError(f"a memory of another user given to {user_id}'s write")
         mine = self._memories.setdefault(user_id, {})
+        written = self._written.setdefault(user_id, {})
         for m in memories:
-            if m.user_id != user_id:
-                raise ValueError(f"memory {m.id} is of user {m.user_id}, not {user_id}")
             mine[m.id] = m
+            written[m.id] = current + 1
         self.audit_log.setdefault(user_id, []).extend(audit)
         self._versions[user_id] = current + 1
         return current + 1
+
+    def mark_projected(self, user_id: str, version: int, *, if_at: int | None = None) -> int:
+        current = self._versions.get(user_id, 0)
+        if if_at is None or current == if_at:
+            self._projected[user_id] = max(self._projected.get(user_id, 0), version)
+        return current
 
     def read_memories(self, user_id: str, *, include_inactive: bool = False,
                       as_of: datetime | None = None,
                       exclude: Sequence[str] = ()) -> list[StoredMemory]:
         found = [m for m in self._memories.get(user_id, {}).values() if m.id not in exclude]
-        if as_of is not None:
-            found = [m for m in found if str(m.status) != "archived" and m.valid_at <= as_of
-                     and (m.invalid_at is None or m.invalid_at > as_of)]
-        elif not include_inactive:
-            found = [m for m in found if m.is_current]
-        return sorted(found, key=lambda m: (m.valid_at, m.id))
+        return _listed(found, include_inactive=include_inactive, as_of=as_of)
+
+    def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
+                  slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
+                  contents: Sequence[str]) -> PlanView:
+        mine = self._memories.get(user_id, {})
+        wanted = {(ids.entity_key(s), p) for s, p in slots}
+        holders = sorted({SlotHolder(memory_id=m.id, subject=t.subject, predicate=t.predicate,
+                                     object=t.object, valid_at=m.valid_at)
+                          for m in mine.values() for t in m.triples
+                          if (ids.entity_key(t.subject), t.predicate) in wanted},
+                         key=lambda h: (h.memory_id, h.subject, h.predicate, h.object))
+        asked = {*memory_ids, *(h.memory_id for h in holders)}
+        applied = {e.batch_id for e in self.audit_log.get(user_id, [])} & set(batch_ids)
+        return PlanView(version=self.version(user_id), applied=frozenset(applied),
+                        holders=holders,
+                        memories={i: mine[i] for i in sorted(asked) if i in mine},
+                        exact=_exact(list(mine.values()), contents))
+
+    def near_current(self, user_id: str, near: Sequence[Sequence[str]],
+                     k: int) -> list[StoredMemory]:
+        mine = self._memories.get(user_id, {})
+        out: dict[str, StoredMemory] = {}
+        for top in near:
+            out.update((m.id, m) for m in [mine[i] for i in top
+                                           if i in mine and mine[i].is_current][:k])
+        return list(out.values())
 
     def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
         mine = self._memories.get(user_id, {})
         return [mine[i] for i in memory_ids if i in mine]
 
+    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
+        return _exact(list(self._memories.get(user_id, {}).values()), contents)
+
+    def changed_since(self, user_id: str, version: int) -> list[StoredMemory]:
+        mine, written = self._memories.get(user_id, {}), self._written.get(user_id, {})
+        return [m for i, m in mine.items() if written.get(i, 0) > version]
+
+    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+        return [e for e in self.audit_log.get(user_id, [])
+                if memory_id is None or e.memory_id == memory_id]
+
+    def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
+                     now: datetime) -> int:
+        mine = self._episodes.setdefault(user_id, set())
+        mine.update(turn_ref(session_id, t.turn_id) for t in turns)
+        return len(turns)
+
+    def delete_user(self, user_id: str) -> int:
+        gone = len(self._memories.pop(user_id, {})) + len(self._episodes.pop(user_id, set()))
+        for held in (self._versions, self._projected, self._written, self.audit_log):
+            held.pop(user_id, None)
+        return gone

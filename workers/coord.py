@@ -25,8 +25,11 @@ user's mailbox; the first poster **claims** the user (the claim: a token with a 
 an empty mailbox **releases** it, a drain that yields **hands off** (publishes the next drain
 with the claim); a failed drain **drops** it (the reaper claims the user again). Work outside
 the pipeline (check, lifecycle jobs, forget) **holds** the claim for its span (``hold``).
-Before writing, a delivery's work asks whether its user was **forgotten** since it was
-enqueued (``is_forgotten``).
+A delivery's extraction asks once whether its user was **forgotten** since it was enqueued
+(``is_forgotten``, before any work); its post asks again, atomically with posting (a user
+forgotten meanwhile gets nothing posted), so the drain never needs to ask: what is in a
+mailbox was posted before the forgetting, and forget, holding the claim, empties it.
+    memq:forgotten:<user>  when the user was last forgotten (the marker)
 
 Messages on the broker carry ids only (schemas.StageMessage). The claim is not what
 keeps a user's writes correct -- the graph's version fence is (pipeline.service) -- it keeps
@@ -108,6 +111,19 @@ def new_token() -> str:
 
 
 @dataclass(frozen=True)
+class Posted:
+    """What ``Coord.post`` did. ``posted``: the delivery is in its user's mailbox, and
+    ``token`` is the claim when this post claimed the user (the caller publishes the drain;
+    None: the claimant drains it). Not posted: the user was ``forgotten`` since the delivery
+    was enqueued (the caller takes back what it wrote), or the delivery is gone (finished by
+    another run of it)."""
+
+    posted: bool
+    token: str | None = None
+    forgotten: bool = False
+
+
+@dataclass(frozen=True)
 class Delivery:
     delivery_id: str
     user_id: str
@@ -180,17 +196,18 @@ class Coord:
             yield
 
     # -- the mailbox ---------------------------------------------------------------------------
-    def post(self, user_id: str, delivery_id: str, event_time: float, extracted: str,
-             ttl_s: int, lease_s: float) -> str | None:
-        """Put an extracted delivery in its user's mailbox; returns a claim token when this
-        call claimed the user (the caller then publishes the drain), None when someone holds
-        it (and will drain this too)."""
-        token = self._post(
+    def post(self, user_id: str, delivery_id: str, enqueued_at: float, event_time: float,
+             extracted: str, ttl_s: int, lease_s: float) -> Posted:
+        """Put an extracted delivery in its user's mailbox, unless the user was forgotten
+        since ``enqueued_at`` or the delivery is gone (see :class:`Posted`)."""
+        answer = self._post(
             keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
-                  delivery_key(delivery_id), _claim_key(user_id)],
+                  delivery_key(delivery_id), _claim_key(user_id), _forgotten_key(user_id)],
             args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
-                  int(lease_s * 1000)])
-        return cast(str | None, token)
+                  int(lease_s * 1000), repr(enqueued_at)])
+        if isinstance(answer, str):
+            return Posted(posted=True, token=answer)
+        return Posted(posted=answer == 1, forgotten=answer == -1)
 
     def mailbox(self, user_id: str, limit: int) -> list[str]:
         return cast(list[str], self.r.zrange(_mbox_key(user_id), 0, limit - 1))

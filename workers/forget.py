@@ -2,9 +2,10 @@
 
 A user (:func:`forget_user`), in this order:
 
-1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Extract and the
-   drain check it for work enqueued before that time and drop the work; extract takes back
-   the episodes it wrote if the marker appeared while it wrote them.
+1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Extract checks it
+   for work enqueued before that time and drops the work; a delivery's post checks it again,
+   atomically, and extract takes back the episodes it wrote if the marker appeared while it
+   wrote them (so a forgotten user's batch never reaches a mailbox after step 4).
 2. The user's claim, so that no drain is between its commit and its Chroma write while we
    delete. (Should a drain frozen past its claim wake up later, its plan is refused: the
    Neo4j forget below moves the user's version on, and its Chroma write is undone by its own

@@ -21,24 +21,20 @@ dead-letters the deliveries involved with the reason.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-import numpy as np
 import redis
 import structlog
 from celery import Task
 from pydantic import ValidationError
 
 from memq.pipeline import service
-from memq.pipeline.errors import InvalidMessage, PermanentError, StaleVersion, TransientError
-from memq.pipeline.merge import BatchContext
+from memq.pipeline.errors import InvalidMessage, PermanentError, TransientError
 from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
@@ -56,14 +52,6 @@ def _backoff(attempt: int) -> float:
     """2^attempt seconds, capped at 60, less up to a quarter of jitter: with the default 26
     retries an outage is waited out for at least 15 minutes."""
     return min(60.0, 2.0**attempt) * random.uniform(0.75, 1.0)
-
-
-def pack(vector: list[float]) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
-
-
-def unpack(text: str) -> list[float]:
-    return cast(list[float], np.frombuffer(base64.b64decode(text), dtype="<f4").tolist())
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -219,22 +207,23 @@ def run_extract(delivery_id: str) -> None:
         out = service.extract(wiring.ports_for(user), user, batch.session_id, turns,
                               thresholds=s.thresholds(), now=_now())
     _count_extract(len(turns), llm_before, wiring.llm_usage())
-    if coord.is_forgotten(user, record.enqueued_at):  # forgotten while we wrote episodes
+    found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
+                           refs=batch.refs(), candidates=out.candidates,
+                           vectors=[service.pack(v) for v in out.vectors])
+    posted = coord.post(user, delivery_id, record.enqueued_at, turns[0].timestamp.timestamp(),
+                        found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s)
+    if posted.forgotten:  # forgotten while we wrote episodes: take them back
         wiring.chroma().delete_episodes(user, batch.refs())
         wiring.graph().delete_episodes(user, batch.refs())
         coord.finish(user, [delivery_id])
+        log.info("user forgotten while this batch was extracted; its episodes taken back")
         return
-    found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
-                           refs=batch.refs(), candidates=out.candidates,
-                           vectors=[pack(v) for v in out.vectors])
-    token = coord.post(user, delivery_id, turns[0].timestamp.timestamp(),
-                       found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s)
     log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
              candidates=len(out.candidates), below_gate=out.below_gate,
-             claimed=token is not None)
-    if token is not None:
-        publish_apply(user, token)
-    else:
+             posted=posted.posted, claimed=posted.token is not None)
+    if posted.token is not None:
+        publish_apply(user, posted.token)
+    elif posted.posted:
         wiring.metrics().inc("memq_mailbox_waits_total")
 
 
@@ -285,12 +274,6 @@ def drain(user_id: str, token: str) -> None:
                 return
 
 
-def _combined_id(batch_ids: list[str]) -> str:
-    if len(batch_ids) == 1:
-        return batch_ids[0]
-    return "c_" + hashlib.sha256("\x1f".join(sorted(batch_ids)).encode()).hexdigest()[:24]
-
-
 def drain_round(user_id: str, waiting: list[str]) -> None:
     """One coalesced pass over the deliveries waiting in the mailbox."""
     coord, s = wiring.coord(), wiring.settings()
@@ -298,13 +281,9 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
     gone = [d for d, r in zip(waiting, records, strict=True) if r is None]
     if gone:  # finished by another drain, or forgotten
         coord.finish(user_id, gone)
+    # (no forgotten check here: a delivery is posted only if its user was not forgotten
+    # since, atomically, and forget empties the mailbox holding the claim: see Coord.post)
     live = [r for r in records if r is not None]
-    dropped = [r.delivery_id for r in live if coord.is_forgotten(user_id, r.enqueued_at)]
-    if dropped:
-        log.info("user forgotten after these batches were enqueued; dropping them",
-                 deliveries=len(dropped))
-        coord.finish(user_id, dropped)
-    live = [r for r in live if r.delivery_id not in dropped]
     found: list[tuple[Delivery, ExtractedBatch]] = []
     expired = []
     for r, raw in zip(live, coord.extracted([r.delivery_id for r in live]), strict=True):
@@ -334,46 +313,39 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
 
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     coord, s, metrics = wiring.coord(), wiring.settings(), wiring.metrics()
-    ports = wiring.ports_for(user_id)
     log_ = log.bind(deliveries=len(found))
-    started = time.perf_counter()
-    with metrics.timed("memq_stage_seconds", stage="memq.dedupe"):
-        items = [service.Candidate(c, unpack(v), e.batch_id, e.session_id)
-                 for _, e in found for c, v in zip(e.candidates, e.vectors, strict=True)]
-        preparation = service.prepare(ports, user_id, items,
-                                      batch_ids=[e.batch_id for _, e in found],
-                                      thresholds=s.thresholds(), predicates=wiring.predicates())
-    version, prepared = preparation.version, preparation.prepared
-    log_.info("dedupe", stage="memq.dedupe", candidates=len(prepared),
-              skipped_batches=len(preparation.applied),
-              ms=round(1000 * (time.perf_counter() - started), 1))
-    now = _now()
-    ctx = BatchContext(user_id=user_id, batch_id=_combined_id([e.batch_id for _, e in found]),
-                       model_id=ports.embedder.model_id, extractor=ports.extractor.name,
-                       prompt_version=ports.extractor.prompt_version, now=now)
-    with metrics.timed("memq_stage_seconds", stage="memq.merge"):
-        plan = service.merge(ports, prepared, ctx, thresholds=s.thresholds(),
-                             predicates=wiring.predicates())
+    took: dict[str, float] = {}
+
+    @contextmanager
+    def stage(name: str) -> Iterator[None]:
+        if name == "memq.upsert":
+            fault("memq.upsert_graph")
+        started = time.perf_counter()
+        with metrics.timed("memq_stage_seconds", stage=name):
+            yield
+        took[name] = round(1000 * (time.perf_counter() - started), 1)
+
+    done = service.apply_round(wiring.ports_for(user_id), user_id, [e for _, e in found],
+                               thresholds=s.thresholds(), predicates=wiring.predicates(),
+                               now=_now(), stage=stage)
     ops: dict[str, int] = {}
-    for entry in plan.audit:
+    for entry in done.plan.audit:
         ops[str(entry.operation)] = ops.get(str(entry.operation), 0) + 1
-    log_.info("planned", stage="memq.merge", version=version, writes=len(plan.writes), **ops)
-    if plan.writes or plan.audit:
-        fault("memq.upsert_graph")
-        try:
-            with metrics.timed("memq_stage_seconds", stage="memq.upsert"):
-                new = service.commit_plan(ports, plan, now, expected=version)
-        except StaleVersion as exc:
-            # Another writer committed since we read: nothing was written; the drain loop
-            # plans these deliveries again from the new state.
-            log_.info("stale plan refused; planning again", stage="memq.upsert_graph",
-                      error=str(exc))
-            coord.count("replans")
-            metrics.inc("memq_replans_total")
-            return
+    log_.info("planned", stage="memq.merge", version=done.version, candidates=done.candidates,
+              skipped_batches=len(done.skipped), writes=len(done.plan.writes),
+              dedupe_ms=took.get("memq.dedupe"), merge_ms=took.get("memq.merge"), **ops)
+    if done.stale:
+        # Another writer committed since we read: nothing was written; the drain loop plans
+        # these deliveries again from the new state.
+        log_.info("stale plan refused; planning again", stage="memq.upsert_graph")
+        coord.count("replans")
+        metrics.inc("memq_replans_total")
+        return
+    if done.committed is not None:
         for operation, n in ops.items():
             metrics.inc("memq_memories_written_total", n, operation=operation)
-        log_.info("stored", stage="memq.upsert_chroma", version=new, writes=len(plan.writes),
-                  audit=len(plan.audit))
+        log_.info("stored", stage="memq.upsert_chroma", version=done.committed,
+                  writes=len(done.plan.writes), audit=len(done.plan.audit),
+                  ms=took.get("memq.upsert"))
     coord.finish(user_id, [r.delivery_id for r, _ in found],
                  refs=[ref for _, e in found for ref in e.refs])

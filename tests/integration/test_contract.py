@@ -44,7 +44,7 @@ def _fake() -> Backend:
         index.upsert([m], [vector])
 
     return Backend("fake", index, index, graph,
-                   lambda u, s, turns, vectors: index.add_turns(u, s, turns, vectors,
+                   lambda u, s, turns, vectors: index.add(u, s, turns, vectors,
                                                                 EMBED.model_id, NOW),
                    add_memory, [])
 
@@ -181,3 +181,46 @@ def test_the_version_fence(backend: Backend) -> None:
     then = backend.graph.read_memories(user, as_of=NOW - timedelta(days=2))
     assert [m.content for m in then] == ["The user lives in Lisbon."]
 
+
+
+def test_what_a_plan_reads_and_how_far_the_index_holds_it(backend: Backend) -> None:
+    """The drain round's reads (plan_view, near_current, changed_since) and the projection
+    mark: the same on both."""
+    from memq.schemas import AuditEntry, Operation, Triple
+
+    user = _user(backend)
+    ref = [turn_ref("s1", "t0")]
+    lisbon = _memory(user, "The user lives in Lisbon.", ref, status=Status.SUPERSEDED,
+                     valid=NOW - timedelta(days=3), invalid=NOW - timedelta(days=1))
+    lisbon = lisbon.model_copy(update={"triples": [Triple(subject="user", predicate="lives_in",
+                                                          object="Lisbon")]})
+    porto = _memory(user, "The user lives in Porto.", [turn_ref("s1", "t1")],
+                    valid=NOW - timedelta(days=1)).model_copy(update={"triples": [
+                        Triple(subject="User", predicate="lives_in", object="Porto")]})
+    tea = _memory(user, "The user likes green tea.", ref)
+    entry = AuditEntry(id=ids.audit_id("b1", porto.id, "add"), user_id=user,
+                       memory_id=porto.id, operation=Operation.ADD, reason="new",
+                       source_turn_ids=porto.source_turn_ids, batch_id="b1",
+                       extractor="test", at=NOW)
+    v0 = backend.graph.version(user).version
+    v1 = backend.graph.apply(user, [lisbon, porto, tea], [entry], NOW, expected=v0)
+    assert backend.graph.version(user).projected < v1  # nothing marked yet
+    assert backend.graph.mark_projected(user, v1, if_at=v1 - 1) == v1  # not at that version
+    assert backend.graph.version(user).projected < v1
+    backend.graph.mark_projected(user, v1, if_at=v1)
+    assert backend.graph.version(user).projected == v1
+
+    view = backend.graph.plan_view(user, batch_ids=["b1", "b2"],
+                                   slots=[("user", "lives_in")], memory_ids=[tea.id, "m_nope"],
+                                   contents=["the user likes green tea"])
+    assert view.version.version == v1 and view.applied == frozenset({"b1"})
+    assert {(h.memory_id, h.object) for h in view.holders} == {(lisbon.id, "Lisbon"),
+                                                              (porto.id, "Porto")}
+    assert set(view.memories) == {tea.id, lisbon.id, porto.id}
+    assert [m.id for m in view.exact.values()] == [tea.id]
+
+    near = backend.graph.near_current(user, [[lisbon.id, porto.id, tea.id], [lisbon.id]], 1)
+    assert [m.id for m in near] == [porto.id]  # the first current one of each list
+    later = porto.with_changes(importance=0.2)
+    backend.graph.apply(user, [later], [], NOW, expected=v1)
+    assert [m.id for m in backend.graph.changed_since(user, v1)] == [porto.id]

@@ -23,7 +23,7 @@ def _turns(index: InMemoryIndex, user: str, session: str, texts: list[str],
              for i, t in enumerate(texts)]
     vectors = EMBED.embed([recall.episode_text(t.content, t.speaker, t.timestamp)
                            for t in turns])
-    index.add_turns(user, session, turns, vectors, EMBED.model_id, NOW)
+    index.add(user, session, turns, vectors, EMBED.model_id, NOW)
     return [f"{session}/{t.turn_id}" for t in turns]
 
 
@@ -101,7 +101,7 @@ def test_vectors_of_another_model_are_never_compared() -> None:
     other = HashEmbedder(model_id="other-256")
     turn = Turn(turn_id="t", role="user", content="I keep bees in the garden.",
                 timestamp=NOW - timedelta(days=1))
-    index.add_turns("u1", "s1", [turn], other.embed([turn.content]), other.model_id, NOW)
+    index.add("u1", "s1", [turn], other.embed([turn.content]), other.model_id, NOW)
     vector = EMBED.embed(["bees garden"])[0]
     assert index.search("u1", vector, EMBED.model_id, 5) == []
     assert index.cosines("u1", [ids.episode_id("u1", "s1/t")], vector, EMBED.model_id) == {}

@@ -1,11 +1,17 @@
--- Post an extracted delivery to its user's mailbox and claim the user if nobody has.
--- KEYS: extracted, mailbox, mailboxes, outbox, delivery, claim
--- ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms
--- The new token when this post claimed the user, else nil (the claimant drains it).
+-- Post an extracted delivery to its user's mailbox and claim the user if nobody has; unless
+-- the user was forgotten since the delivery was enqueued, or the delivery is no longer there
+-- (finished by another run of it, or by forget): then nothing is written.
+-- KEYS: extracted, mailbox, mailboxes, outbox, delivery, claim, forgotten
+-- ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms, enqueued at
+-- The new token when this post claimed the user, 1 when it posted for the claimant to
+-- drain, -1 when the user was forgotten, 0 when the delivery is gone.
+local forgotten = redis.call('get', KEYS[7])
+if forgotten and tonumber(ARGV[8]) <= tonumber(forgotten) then return -1 end
+if redis.call('hexists', KEYS[5], 'batch') == 0 then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
 redis.call('sadd', KEYS[3], ARGV[5])
 redis.call('zrem', KEYS[4], ARGV[4])
 redis.call('hset', KEYS[5], 'state', 'extracted')
 if redis.call('set', KEYS[6], ARGV[6], 'NX', 'PX', ARGV[7]) then return ARGV[6] end
-return false
+return 1

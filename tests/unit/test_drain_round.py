@@ -1,0 +1,158 @@
+"""The drain round (``service.apply_round``) through the shipped fakes: the rule extractor and
+the offline judge as the worker runs them offline, the in-memory index and the fenced graph
+as the stores. What the worker adds around it (the mailbox, the claim) is Redis's and is
+tested against the real one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memq.pipeline import service
+from memq.pipeline.errors import PermanentError
+from memq.pipeline.merge import OfflineJudge
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.predicates import Predicates
+from memq.pipeline.rules import RuleExtractor
+from memq.pipeline.testing import FencedGraph, HashEmbedder, InMemoryIndex
+from memq.schemas import ExtractedBatch, Operation, Status, StoredMemory, Turn
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+TH, PRED = Thresholds(), Predicates.default()
+
+
+def _ports(index: InMemoryIndex | None = None, graph: FencedGraph | None = None,
+           embedder: HashEmbedder | None = None) -> service.Ports:
+    index = index if index is not None else InMemoryIndex()
+    return service.Ports(embedder=embedder or HashEmbedder(), extractor=RuleExtractor(),
+                         judge=OfflineJudge(), memories=index, episodes=index,
+                         graph=graph if graph is not None else FencedGraph())
+
+
+def _batch(ports: service.Ports, user: str, session: str, texts: list[str],
+           at: datetime) -> ExtractedBatch:
+    """What extract leaves in Redis for the drain: the same call the worker makes."""
+    turns = [Turn(turn_id=f"t{i}", role="user", content=text, timestamp=at + timedelta(minutes=i))
+             for i, text in enumerate(texts)]
+    out = service.extract(ports, user, session, turns, thresholds=TH, now=NOW)
+    return ExtractedBatch(batch_id=f"b-{session}", session_id=session,
+                          refs=[f"{session}/{t.turn_id}" for t in turns],
+                          candidates=out.candidates, vectors=[service.pack(v) for v in out.vectors])
+
+
+def _round(ports: service.Ports, user: str, batches: list[ExtractedBatch],
+           **kw: object) -> service.Round:
+    return service.apply_round(ports, user, batches, thresholds=TH, predicates=PRED, now=NOW,
+                               **kw)  # type: ignore[arg-type]
+
+
+def _current(graph: FencedGraph, user: str) -> list[str]:
+    return sorted(m.content for m in graph.read_memories(user))
+
+
+def test_a_coalesced_round_commits_one_plan_and_the_index_follows() -> None:
+    graph, index = FencedGraph(), InMemoryIndex()
+    ports = _ports(index, graph)
+    batches = [_batch(ports, "u1", "s1", ["I live in Berlin."], T0),
+               _batch(ports, "u1", "s2", ["I love green tea."], T0 + timedelta(days=1))]
+    done = _round(ports, "u1", batches)
+    assert (done.version, done.committed, done.stale, done.skipped) == (0, 1, False, frozenset())
+    assert _current(graph, "u1") == ["The user likes green tea.", "The user lives in Berlin."]
+    assert graph.version("u1").projected == 1  # the index holds the commit
+    held = {m.id: m for m in index.memories("u1", include_inactive=True)}
+    assert held.keys() == {m.id for m in graph.read_memories("u1", include_inactive=True)}
+    # one commit for both batches, and each entry names its own batch (so that a redelivered
+    # batch is known as applied)
+    assert graph.version("u1").version == 1
+    assert {e.batch_id for e in graph.audit("u1")} == {"b-s1", "b-s2"}
+
+
+def test_the_same_batches_again_change_nothing() -> None:
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    batches = [_batch(ports, "u1", "s1", ["I live in Berlin."], T0)]
+    assert _round(ports, "u1", batches).committed == 1
+    audit = graph.audit("u1")
+    again = _round(ports, "u1", batches)
+    assert again.skipped == frozenset({"b-s1"})
+    assert (again.committed, again.stale, again.plan.writes) == (None, False, [])
+    assert graph.version("u1").version == 1 and graph.audit("u1") == audit
+
+
+def test_a_newer_statement_of_a_slot_supersedes_and_an_older_one_arriving_late_does_not() -> None:
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    berlin = _batch(ports, "u1", "s1", ["I live in Berlin."], T0)
+    paris = _batch(ports, "u1", "s2", ["I moved to Paris."], T0 + timedelta(days=30))
+    _round(ports, "u1", [paris])
+    late = _round(ports, "u1", [berlin])  # told later, true earlier
+    assert late.committed == 2
+    assert _current(graph, "u1") == ["The user lives in Paris."]
+    everything = {m.content: m for m in graph.read_memories("u1", include_inactive=True)}
+    old = everything["The user lives in Berlin."]
+    assert old.status == Status.SUPERSEDED and old.invalid_at == T0 + timedelta(days=30)
+    assert any(e.operation == Operation.SUPERSEDE for e in graph.audit("u1", old.id))
+
+
+def test_a_commit_in_between_makes_the_round_stale_and_it_writes_nothing() -> None:
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    batches = [_batch(ports, "u1", "s1", ["I live in Berlin."], T0)]
+    other = _batch(ports, "u1", "s9", ["I love green tea."], T0)
+
+    @contextmanager
+    def another_writer_commits(name: str) -> Iterator[None]:
+        if name == "memq.upsert":  # after the plan was made, before its commit
+            _round(ports, "u1", [other])
+        yield
+
+    stale = _round(ports, "u1", batches, stage=another_writer_commits)
+    assert (stale.version, stale.stale, stale.committed) == (0, True, None)
+    assert _current(graph, "u1") == ["The user likes green tea."]  # the stale plan: nothing
+    again = _round(ports, "u1", batches)  # planned again, from the new state
+    assert (again.version, again.committed) == (1, 2)
+    assert _current(graph, "u1") == ["The user likes green tea.", "The user lives in Berlin."]
+
+
+def test_an_index_behind_the_graph_is_caught_up_before_anything_is_planned() -> None:
+    graph, index = FencedGraph(), InMemoryIndex()
+    ports = _ports(index, graph)
+    first = _batch(ports, "u1", "s1", ["I love green tea."], T0)
+    done = _round(ports, "u1", [first])
+    # a drain that died between its commit and the index: the index lost the memory
+    (memory,) = graph.read_memories("u1")
+    index.delete_ids("u1", [memory.id])
+    graph.apply("u1", [memory.model_copy(update={"importance": 0.9})], [], NOW,
+                expected=done.committed)  # a newer state the index never saw
+    assert graph.version("u1").projected < graph.version("u1").version
+    again = _batch(ports, "u1", "s2", ["I love green tea."], T0 + timedelta(days=1))
+    _round(ports, "u1", [again])
+    # caught up: the index has the memory again, and the same words were a duplicate of it
+    assert [m.id for m in index.memories("u1", include_inactive=True)] == [memory.id]
+    assert _current(graph, "u1") == ["The user likes green tea."]
+    assert graph.version("u1").projected == graph.version("u1").version
+
+
+def test_users_are_apart_and_a_user_keeps_one_model() -> None:
+    graph, index = FencedGraph(), InMemoryIndex()
+    ports = _ports(index, graph)
+    _round(ports, "u1", [_batch(ports, "u1", "s1", ["I live in Berlin."], T0)])
+    _round(ports, "u2", [_batch(ports, "u2", "s1", ["I live in Berlin."], T0)])
+    (a,), (b,) = graph.read_memories("u1"), graph.read_memories("u2")
+    assert a.id != b.id and a.user_id == "u1" and b.user_id == "u2"
+    other = _ports(index, graph, HashEmbedder(dims=128, model_id="hash-128"))
+    with pytest.raises(PermanentError):
+        _round(other, "u1", [_batch(other, "u1", "s2", ["I love green tea."], T0)])
+
+
+def test_a_memory_of_another_user_is_refused_by_the_fake_as_by_the_graph() -> None:
+    graph = FencedGraph()
+    memory = StoredMemory(id="m1", user_id="u2", content="x", kind="fact", confidence=0.9,
+                          importance=0.5, source_turn_ids=["s/t"], valid_at=T0, created_at=T0,
+                          updated_at=T0, embedding_model="hash-256")
+    with pytest.raises(ValueError, match="another user"):
+        graph.apply("u1", [memory], [], NOW, expected=None)
