@@ -39,6 +39,7 @@ class DriftKind(StrEnum):
     MISSING_IN_VECTORS = "missing_in_vectors"
     DIFFERS = "differs"
     STALE_FACTS = "stale_facts"
+    UNREADABLE = "unreadable"  # an index record not in its layout, of no memory of the graph
 
 
 class Source(StrEnum):
@@ -76,7 +77,7 @@ class Drift:
 
     @property
     def repairable(self) -> bool:
-        return self.truth is not None
+        return self.truth is not None or self.kind is DriftKind.UNREADABLE
 
     def describe(self) -> str:
         if self.kind is DriftKind.DIFFERS and self.vectors and self.graph:
@@ -84,6 +85,9 @@ class Drift:
                              for f in self.fields)
         elif self.kind is DriftKind.STALE_FACTS:
             body = "facts: " + ", ".join(self.fields)
+        elif self.kind is DriftKind.UNREADABLE:
+            return (f"{self.kind} {self.memory_id} of {self.user_id}: only in chroma, not in "
+                    f"the index layout -> {self.note}")
         else:
             held = self.vectors or self.graph or {}
             where = "chroma" if self.vectors else "neo4j"
@@ -266,6 +270,17 @@ def repair_entry(drift: Drift, truth: StoredMemory, now: datetime) -> AuditEntry
     )
 
 
+def unreadable(user_id: str, memory_ids: Iterable[str], held: Iterable[str]
+               ) -> list[Drift]:
+    """Index records not in the layout whose ids the graph does not hold (those it holds are
+    missing from the index, as ``find_drift`` says): the re-index deletes them."""
+    known = set(held)
+    return [Drift(user_id=user_id, memory_id=i, kind=DriftKind.UNREADABLE, vectors=None,
+                  graph=None, fields=(), truth=None, source=None,
+                  note="the graph holds no such memory: the re-index deletes it")
+            for i in sorted(set(memory_ids) - known)]
+
+
 def plan_repair(drifts: Sequence[Drift], *, model_id: str, now: datetime) -> Repair:
     """What to write to fix one user's ``drifts``. A memory needs a fresh vector when Chroma
     lacks it or holds other content; that vector comes from ``model_id``'s embedder, so a
@@ -273,6 +288,8 @@ def plan_repair(drifts: Sequence[Drift], *, model_id: str, now: datetime) -> Rep
     repair = Repair()
     for drift in drifts:
         truth = drift.truth
+        if drift.kind is DriftKind.UNREADABLE:
+            continue  # nothing to write: the re-index deletes it
         if truth is None:
             repair.skipped.append((drift, drift.note))
             continue

@@ -346,7 +346,7 @@ def reindex(ports: Ports, user_id: str, *, keep: Sequence[str] = ()) -> tuple[in
     deleted)."""
     v = ports.graph.version(user_id)
     held = ports.graph.read_memories(user_id, include_inactive=True, exclude=keep)
-    indexed = {m.id for m in ports.memories.memories(user_id, include_inactive=True)}
+    indexed = ports.memories.memory_ids(user_id)
     gone = sorted(indexed - {m.id for m in held} - set(keep))
     ports.memories.delete_ids(user_id, gone)
     _to_chroma(ports, user_id, held, [None] * len(held))

@@ -166,10 +166,13 @@ class InMemoryIndex:
         return _listed([e.memory for e in self._memories.get(user_id, {}).values()],
                        include_inactive=include_inactive, as_of=as_of)
 
+    def memory_ids(self, user_id: str) -> set[str]:
+        return set(self._memories.get(user_id, {}))
+
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
-        models = {model for e in [*self._memories.get(user_id, {}).values(),
-                                  *self._episodes.get(user_id, {}).values()]
-                  for model in e.vectors}
+        models = {model for e in self._memories.get(user_id, {}).values() for model in e.vectors}
+        models |= {model for e in self._episodes.get(user_id, {}).values()
+                   for model in e.vectors}
         return min(models - {model_id}, default=None)
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:

@@ -80,10 +80,8 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
         if fatal:
             return 2
         from memq.workers import wiring  # noqa: PLC0415
-        from memq.workers.ops import upgrade_stores, yield_cpu  # noqa: PLC0415
+        from memq.workers.ops import yield_cpu  # noqa: PLC0415
 
-        if note := upgrade_stores():
-            print(f"memq: {note}", file=sys.stderr)
         yield_cpu(wiring.settings().worker_nice)
 
     argv = [sys.executable, "-m", "celery", "-A", "memq.workers.app", kind, "--loglevel=INFO"]

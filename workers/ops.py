@@ -15,7 +15,6 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from memq.pipeline.errors import TransientError
 from memq.workers import wiring
 from memq.workers.metrics import gauges
 from memq.workers.settings import Settings
@@ -184,16 +183,6 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
         f"{c.name} not reachable yet ({c.detail}); tasks will wait for it"
         for c in doctor(s, services_only=True) if not c.ok]
     return fatal, warnings
-
-
-def upgrade_stores() -> str | None:
-    """Moves records of the shared Chroma collections older releases wrote into per-user
-    collections (``ChromaStores.upgrade_legacy``); a line saying so when there were any."""
-    try:
-        moved = wiring.chroma().upgrade_legacy()
-    except TransientError:
-        return None  # Chroma not up yet: preflight said so; the next start upgrades
-    return f"moved {moved} records into per-user Chroma collections" if moved else None
 
 
 def mask_url(url: str) -> str:

@@ -13,8 +13,6 @@ embedding model**.
   lookup, not a listing of every collection.
 - Forgetting a user drops their collections: bounded work whatever their size.
 
-Stores written by releases before this layout (one shared collection per kind, user in a
-metadata filter) are moved over by ``upgrade_legacy`` (run by ``memq worker`` at start).
 Vectors are always passed explicitly (Chroma's default embedding function would fetch a model
 from the network), in cosine space.
 """
@@ -36,7 +34,7 @@ import httpx
 import numpy as np
 
 from memq.pipeline import ids, recall
-from memq.pipeline.errors import TransientError
+from memq.pipeline.errors import PermanentError, TransientError
 from memq.pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
 from memq.schemas import StoredMemory, Turn, turn_ref
 
@@ -86,8 +84,7 @@ def _and(*clauses: Where) -> Where | None:
 # RECORD. No Chroma document: Chroma indexes documents for its full-text search (trigrams),
 # which memq does not use (BM25 is Neo4j's). On a scratch Chroma, an episode written this way
 # cost 0.9-1.2 ms of Chroma CPU against 1.4-1.9 (10 keys and a document), a memory 1.2-1.6
-# against 1.8-2.1 (21 keys and a document). Records of the earlier layout (every field a key,
-# the text as the document) are read as they are; any write rewrites them in this one.
+# against 1.8-2.1 (21 keys and a document).
 RECORD = "record"
 MEMORY_KEYS = ("status", "content_hash", "kind", "valid_at", "invalid_at", "consolidated_into",
                "importance", "last_accessed_at")
@@ -100,21 +97,26 @@ def _pack(fields: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {**top, RECORD: json.dumps(rest, ensure_ascii=False, default=str)}
 
 
-def _unpack(document: str | None, meta: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    if RECORD not in meta:  # the earlier layout
-        return {**meta, "content": document}
-    # only the layout's own keys: a record rewritten from the earlier layout keeps stale keys
+class UnreadableRecord(PermanentError):
+    """A Chroma record not in this layout (written by a build before it was released)."""
+
+
+def _unpack(meta: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    if RECORD not in (meta or {}):
+        raise UnreadableRecord("a Chroma record not in memq's layout (written by a build "
+                               "before release): `memq check --repair` rebuilds the user's "
+                               "index from the graph")
     return {**json.loads(meta[RECORD]), **{k: meta[k] for k in keys if k in meta}}
 
 
-def memory_fields(document: str | None, meta: dict[str, Any]) -> dict[str, Any]:
-    """A memory record's fields (text under ``content``), whichever layout wrote it."""
-    return _unpack(document, meta, MEMORY_KEYS)
+def memory_fields(meta: dict[str, Any]) -> dict[str, Any]:
+    """A memory record's fields (text under ``content``)."""
+    return _unpack(meta, MEMORY_KEYS)
 
 
-def episode_fields(document: str | None, meta: dict[str, Any]) -> dict[str, Any]:
-    """An episode record's fields (text under ``content``), whichever layout wrote it."""
-    return _unpack(document, meta, EPISODE_KEYS)
+def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
+    """An episode record's fields (text under ``content``)."""
+    return _unpack(meta, EPISODE_KEYS)
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
@@ -134,13 +136,8 @@ def memory_metadata(m: StoredMemory) -> dict[str, Any]:
     }, MEMORY_KEYS)
 
 
-def _json(value: Any) -> Any:
-    """A list or mapping field: JSON text in the earlier layout, the value in this one."""
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def memory_from(record_id: str, document: str | None, meta: dict[str, Any]) -> StoredMemory:
-    f = memory_fields(document, meta)
+def memory_from(record_id: str, meta: dict[str, Any]) -> StoredMemory:
+    f = memory_fields(meta)
     return StoredMemory.model_validate({
         "id": record_id, "user_id": f["user_id"], "content": f["content"], "kind": f["kind"],
         "status": f["status"], "confidence": f["confidence"],
@@ -148,12 +145,12 @@ def memory_from(record_id: str, document: str | None, meta: dict[str, Any]) -> S
         "invalid_at": _dt(f["invalid_at"]), "created_at": _dt(f["created_at"]),
         "updated_at": _dt(f["updated_at"]), "superseded_by": f["superseded_by"] or None,
         "embedding_model": f["embedding_model"],
-        "source_turn_ids": _json(f["source_turn_ids"]),
-        "entities": _json(f["entities"]), "triples": _json(f["triples"]),
+        "source_turn_ids": f["source_turn_ids"], "entities": f["entities"],
+        "triples": f["triples"],
         "scope": f.get("scope", "long_term"), "session_id": f.get("session_id") or None,
         "expires_at": _dt(f.get("expires_at")),
         "last_accessed_at": _dt(f.get("last_accessed_at")),
-        "derived_from": _json(f.get("derived_from", [])),
+        "derived_from": f.get("derived_from", []),
         "consolidated_into": f.get("consolidated_into") or None,
     })
 
@@ -168,12 +165,10 @@ def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
     }, EPISODE_KEYS)
 
 
-def _rows(res: Any) -> Iterator[tuple[str, Any, Any]]:
-    """(id, document, metadata) of a ``get`` result."""
-    n = len(res["ids"])
-    docs = res.get("documents") or [None] * n
-    metas = res.get("metadatas") or [None] * n
-    yield from zip(res["ids"], docs, metas, strict=True)
+def _rows(res: Any) -> Iterator[tuple[str, Any]]:
+    """(id, metadata) of a ``get`` result."""
+    metas = res.get("metadatas") or [None] * len(res["ids"])
+    yield from zip(res["ids"], metas, strict=True)
 
 
 class ChromaStores:
@@ -194,20 +189,14 @@ class ChromaStores:
 
     # -- names ----------------------------------------------------------------------------
     @staticmethod
-    def legacy_name(base: str, model_id: str) -> str:
-        """The shared collection of one kind and model that releases before per-user
-        collections wrote (``upgrade_legacy`` empties and drops them)."""
-        if model_id == BASE_MODEL:
-            return base
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")[:40]
-        return f"{base}--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
-
-    @classmethod
-    def collection_name(cls, base: str, model_id: str, user_id: str) -> str:
-        """One user's collection of one kind and model (names are hashed: any user id)."""
+    def collection_name(base: str, model_id: str, user_id: str) -> str:
+        """One user's collection of one kind and model (names are hashed: any user id); the
+        base model's carries no model suffix."""
         user = hashlib.sha256(user_id.encode()).hexdigest()[:32]
-        legacy = cls.legacy_name(base, model_id)
-        return f"{base}-u{user}{legacy[len(base):]}"
+        if model_id == BASE_MODEL:
+            return f"{base}-u{user}"
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")[:40]
+        return f"{base}-u{user}--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
 
     # -- collections ----------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -382,13 +371,12 @@ class ChromaStores:
         """The current memories among the user's k nearest, for each vector, in one request:
         the user's index is searched unfiltered (fast, and no filter can starve it); fewer
         than k when some of the k nearest are superseded or archived."""
-        res = self._query(MEMORIES, user_id, model_id, vectors, k,
-                          ["documents", "metadatas", "distances"])
+        res = self._query(MEMORIES, user_id, model_id, vectors, k, ["metadatas", "distances"])
         if res is None:
             return [[] for _ in vectors]
-        return [[Neighbor(memory_from(i, d, m), 1.0 - float(dist))
-                 for i, d, m, dist in zip(res["ids"][q], res["documents"][q],
-                                          res["metadatas"][q], res["distances"][q], strict=True)
+        return [[Neighbor(memory_from(i, m), 1.0 - float(dist))
+                 for i, m, dist in zip(res["ids"][q], res["metadatas"][q], res["distances"][q],
+                                       strict=True)
                  if m["status"] == "current"]
                 for q in range(len(vectors))]
 
@@ -414,7 +402,7 @@ class ChromaStores:
                 return c.get(ids=page, include=["metadatas"])
 
             for res in self._each(MEMORIES, user_id, get):
-                out.update({i: str(m.get("content_hash", "")) for i, _, m in _rows(res)})
+                out.update({i: str(m.get("content_hash", "")) for i, m in _rows(res)})
         return out
 
     def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
@@ -423,18 +411,25 @@ class ChromaStores:
 
     def _find(self, user_id: str, where: Where | None, *,
               memory_ids: Sequence[str] | None = None,
-              models: Callable[[str], bool] = lambda _: True) -> list[StoredMemory]:
+              models: Callable[[str], bool] = lambda _: True,
+              unreadable: list[str] | None = None) -> list[StoredMemory]:
         found = []
         for model, col in self._cols(MEMORIES, user_id):
             if not models(model):
                 continue
             if memory_ids is not None:
                 res = self._run(col, lambda c: c.get(ids=list(memory_ids), where=where,
-                                                     include=["documents", "metadatas"]), None)
+                                                     include=["metadatas"]), None)
                 pages = [res] if res else []
             else:
-                pages = list(self._pages(col, where, ["documents", "metadatas"]))
-            found += [memory_from(i, d, m) for res in pages for i, d, m in _rows(res)]
+                pages = list(self._pages(col, where, ["metadatas"]))
+            for i, m in (row for res in pages for row in _rows(res)):
+                try:
+                    found.append(memory_from(i, m))
+                except UnreadableRecord:
+                    if unreadable is None:
+                        raise
+                    unreadable.append(i)
         return found
 
     def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
@@ -461,9 +456,16 @@ class ChromaStores:
             return []
         return self._find(user_id, None, memory_ids=memory_ids)
 
+    def memory_ids(self, user_id: str) -> set[str]:
+        """The ids of every memory record the user has (any model), whatever they hold."""
+        return {i for _, col in self._cols(MEMORIES, user_id)
+                for res in self._pages(col, None, []) for i in res["ids"]}
+
     def memories(self, user_id: str, *, include_inactive: bool,
-                 as_of: datetime | None = None) -> list[StoredMemory]:
-        """The user's memories; ``as_of``: those true at that world time, as known now."""
+                 as_of: datetime | None = None,
+                 unreadable: list[str] | None = None) -> list[StoredMemory]:
+        """The user's memories; ``as_of``: those true at that world time, as known now.
+        ``unreadable``: ids of records not in this layout go there (else: UnreadableRecord)."""
         where: Where | None
         if as_of is not None:
             t = as_of.timestamp()
@@ -473,10 +475,11 @@ class ChromaStores:
             where = None
         else:
             where = {"status": "current"}
-        return sorted(self._find(user_id, where), key=lambda m: (m.valid_at, m.id))
+        return sorted(self._find(user_id, where, unreadable=unreadable),
+                      key=lambda m: (m.valid_at, m.id))
 
     def _listing(self) -> Iterator[Any]:
-        """Every collection (paged): for all-user jobs and the legacy upgrade only."""
+        """Every collection (paged): for all-user jobs only."""
         offset = 0
         while True:
             with _transient():
@@ -535,22 +538,21 @@ class ChromaStores:
     def consolidation_pool(self, user_id: str, model_id: str
                            ) -> tuple[list[tuple[StoredMemory, Vector]], list[EpisodeItem]]:
         """Current episodic (event) memories and user-turn episodes not yet consolidated."""
-        include = ["documents", "metadatas", "embeddings"]
+        include = ["metadatas", "embeddings"]
         memories: list[tuple[StoredMemory, Vector]] = []
         col = self._lookup(self.collection_name(MEMORIES, model_id, user_id))
         if col is not None:
             where = _and({"status": "current"}, {"kind": "event"}, {"consolidated_into": ""})
             for res in self._pages(col, where, include):
-                memories += [(memory_from(i, d, m), [float(x) for x in v]) for i, d, m, v in
-                             zip(res["ids"], res["documents"], res["metadatas"],
-                                 res["embeddings"], strict=True)]
+                memories += [(memory_from(i, m), [float(x) for x in v]) for i, m, v in
+                             zip(res["ids"], res["metadatas"], res["embeddings"], strict=True)]
         episodes: list[EpisodeItem] = []
         col = self._lookup(self.collection_name(EPISODES, model_id, user_id))
         if col is not None:
             for res in self._pages(col, {"role": "user"}, include):
-                for i, d, m, v in zip(res["ids"], res["documents"], res["metadatas"],
-                                      res["embeddings"], strict=True):
-                    f = episode_fields(d, m)
+                for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"],
+                                   strict=True):
+                    f = episode_fields(m)
                     if not f.get("consolidated_into"):
                         episodes.append(EpisodeItem(
                             id=i, content=f["content"], vector=[float(x) for x in v],
@@ -580,12 +582,11 @@ class ChromaStores:
 
     def _move(self, user_id: str, base: str, source: Any,
               embed: Callable[[list[str]], list[Vector]], model_id: str, batch: int) -> int:
-        res = self._run(source, lambda c: c.get(limit=batch, include=["documents", "metadatas"]),
-                        None)
+        res = self._run(source, lambda c: c.get(limit=batch, include=["metadatas"]), None)
         if not res or not res["ids"]:
             return 0
         keys = MEMORY_KEYS if base == MEMORIES else EPISODE_KEYS
-        fields = [{**_unpack(d, m, keys), "embedding_model": model_id} for _, d, m in _rows(res)]
+        fields = [{**_unpack(m, keys), "embedding_model": model_id} for _, m in _rows(res)]
         vectors = embed([str(f["content"]) if base == MEMORIES else recall.episode_text(
             str(f["content"]), f.get("speaker") or f.get("role"),
             _dt(f["event_at"]) or datetime.now(UTC)) for f in fields])
@@ -593,40 +594,6 @@ class ChromaStores:
             ids=res["ids"], embeddings=vectors, metadatas=[_pack(f, keys) for f in fields]))
         self._run(source, lambda c: c.delete(ids=res["ids"]), None)  # after: a crash repeats
         return len(res["ids"])
-
-    def upgrade_legacy(self, batch: int = 500) -> int:
-        """Moves every record of the shared collections that releases before per-user
-        collections wrote into its user's collection (vectors as they are), then drops the
-        emptied shared collections. Idempotent and safe to repeat after a crash (records are
-        written before they are deleted); returns how many records moved."""
-        moved = 0
-        for col in list(self._listing()):
-            name = col if isinstance(col, str) else col.name
-            base = next((b for b in (MEMORIES, EPISODES)
-                         if name == b or name.startswith(b + "--")), None)
-            if base is None:
-                continue
-            source = self._connect().get_collection(name, embedding_function=None)
-            while True:
-                res = self._run(source, lambda c: c.get(
-                    limit=batch, include=["documents", "metadatas", "embeddings"]), None)
-                if not res or not res["ids"]:
-                    break
-                groups: dict[tuple[str, str], list[int]] = {}
-                for n, meta in enumerate(res["metadatas"]):
-                    groups.setdefault((str(meta["user_id"]), str(meta["embedding_model"])),
-                                      []).append(n)
-                for (user_id, model), rows in groups.items():
-                    self._put(base, model, user_id, "upsert",
-                              ids=[res["ids"][n] for n in rows],
-                              embeddings=[res["embeddings"][n] for n in rows],
-                              documents=[res["documents"][n] for n in rows],
-                              metadatas=[res["metadatas"][n] for n in rows])
-                self._delete(source, list(res["ids"]))
-                moved += len(res["ids"])
-            with _transient():
-                self._connect().delete_collection(name)
-        return moved
 
     # -- episodes -------------------------------------------------------------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
@@ -645,12 +612,12 @@ class ChromaStores:
         """Every episode of the user as (session id, turn, stored at)."""
         out = []
         for _, col in self._cols(EPISODES, user_id):
-            for res in self._pages(col, None, ["documents", "metadatas"]):
-                for _, d, m in _rows(res):
-                    f = episode_fields(d, m)
+            for res in self._pages(col, None, ["metadatas"]):
+                for _, m in _rows(res):
+                    f = episode_fields(m)
                     turn = Turn(turn_id=f["turn_id"], role=f["role"], content=f["content"],
                                 timestamp=_dt(f["event_at"]) or datetime.now(UTC),
-                                metadata=_json(f.get("metadata") or {}),
+                                metadata=f.get("metadata") or {},
                                 speaker=f.get("speaker") or None)
                     out.append((str(f["session_id"]), turn,
                                 _dt(f["created_at"]) or datetime.now(UTC)))
@@ -663,14 +630,13 @@ class ChromaStores:
             self._each(EPISODES, user_id, lambda c: c.delete(ids=wanted))
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        res = self._query(EPISODES, user_id, model_id, [vector], k,
-                          ["documents", "metadatas", "distances"])
+        res = self._query(EPISODES, user_id, model_id, [vector], k, ["metadatas", "distances"])
         if res is None:
             return []
         hits = []
-        for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
-                                 res["distances"][0], strict=True):
-            f = episode_fields(d, m)
+        for i, m, dist in zip(res["ids"][0], res["metadatas"][0], res["distances"][0],
+                              strict=True):
+            f = episode_fields(m)
             hits.append(Hit(
                 id=i, type="episode", content=f["content"], score=1.0 - float(dist),
                 event_at=_dt(f["event_at"]) or datetime.min.replace(tzinfo=UTC),

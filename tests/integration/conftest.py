@@ -194,9 +194,8 @@ def episodes(user_id: str) -> list[str]:
 
     from memq.pipeline.adapters.chroma import episode_fields
 
-    got = user_collection(user_id, "memq_episodes").get(include=["documents", "metadatas"])
-    return sorted(str(episode_fields(d, m)["content"])
-                  for d, m in zip(got["documents"], got["metadatas"], strict=True))
+    got = user_collection(user_id, "memq_episodes").get(include=["metadatas"])
+    return sorted(str(episode_fields(m)["content"]) for m in got["metadatas"])
 
 
 def user_collection(user_id: str, base: str = "memq_memories") -> Any:

@@ -102,7 +102,7 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     }
     # Every user at once names them too.
     rc, out = _check()
-    assert rc == 1 and all(mid[c] in out for c in (PM, BRIEF, CENTOS, UBUNTU))
+    assert rc == 1 and all(mid[c] in out for c in (PM, BRIEF, CENTOS, UBUNTU)), out[-3000:]
 
     rc, out = _check("--user", user_id, "--repair")
     assert rc == 0, out
@@ -188,4 +188,27 @@ def test_repair_rebuilds_a_lost_index_from_the_graph(user_id: str) -> None:
     assert _check("--user", user_id, "--repair")[0] == 0
     assert _check("--user", user_id)[0] == 0
     assert user_collection(user_id).count() == len(listed)
+    assert _searchable(user_id, mid[PM], "what is the user's job?")
+
+
+def test_records_not_in_the_layout_are_drift_and_repair_rewrites_them(user_id: str) -> None:
+    """A record written by a build before the layout was released (fields as metadata keys,
+    no packed record): check names it instead of failing, and --repair rewrites the index
+    from the graph (the graph's memory in the layout, a record the graph lacks deleted)."""
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    listed = memq_json("memories", "--user", user_id, "--all")
+    mid = {m["content"]: m["id"] for m in listed}
+    col = user_collection(user_id)
+    got = col.get(ids=[mid[PM]], include=["embeddings"])
+    col.delete(ids=[mid[PM]])  # (an upsert would merge the metadata into the record's)
+    col.add(ids=[mid[PM], "m_stray"], embeddings=[got["embeddings"][0]] * 2,
+               metadatas=[{"user_id": user_id, "status": "current", "kind": "fact"}] * 2)
+    rc, out = _check("--user", user_id)
+    assert rc == 1 and f"missing_in_vectors {mid[PM]} of {user_id}" in out, out
+    assert f"unreadable m_stray of {user_id}" in out, out
+    assert _check("--user", user_id, "--repair")[0] == 0
+    assert _check("--user", user_id)[0] == 0
+    assert "m_stray" not in col.get(ids=["m_stray"])["ids"]
+    assert memq_json("memories", "--user", user_id, "--all") == listed
     assert _searchable(user_id, mid[PM], "what is the user's job?")

@@ -193,11 +193,10 @@ def assert_tombstones(entries: list[dict[str, Any]]) -> None:
 
 def user_episodes(user_id: str) -> list[str]:
     try:
-        res = user_collection(user_id, "memq_episodes").get(include=["documents", "metadatas"])
+        res = user_collection(user_id, "memq_episodes").get(include=["metadatas"])
     except chromadb.errors.NotFoundError:
         return []  # forgotten users' collections are dropped
-    return [str(episode_fields(d, m)["content"])
-            for d, m in zip(res["documents"], res["metadatas"], strict=True)]
+    return [str(episode_fields(m)["content"]) for m in res["metadatas"]]
 
 
 # -- (a) a user, everything processed ------------------------------------------------------

@@ -163,7 +163,7 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
                 if (col.metadata or {}).get("user_id") == user_id and col.name.startswith(base):
                     got = col.get(include=["metadatas"])
                     if got["ids"]:
-                        models[col.name] = {memory_fields(None, m)["embedding_model"]
+                        models[col.name] = {memory_fields(m)["embedding_model"]
                                           for m in got["metadatas"]}
             # all of the user's vectors now live in the new model's own collection
             assert models == {ChromaStores.collection_name(base, "openai:fake-embed", user_id):
