@@ -123,44 +123,31 @@ class Judge(Protocol):
 
 
 class MemoryStore(Protocol):
-    """Memories with their vectors; every call is scoped to one user."""
+    """The memory index (Chroma): a vector per memory, with the content hash it is of and the
+    memory's status; every call is scoped to one user. What a memory is, the graph says."""
 
     def upsert(
         self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]
     ) -> None: ...
 
-    def nearest_many(
-        self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
-    ) -> list[list[Neighbor]]: ...
-
-    def nearest(
-        self, user_id: str, vector: Vector, model_id: str, k: int
-    ) -> list[Neighbor]: ...
-
     def similar(
         self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
     ) -> list[list[tuple[str, float]]]:
-        """The ids of the k most similar memories of any status, per vector: the graph says
-        what they are now."""
+        """The ids of the k most similar memories of any status, per vector, most similar
+        first: the graph says what they are now."""
         ...
 
     def stored_hashes(self, user_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Of these memory ids, those present, with the content hash their vector is of."""
         ...
 
-    def delete_ids(self, user_id: str, ids: Sequence[str]) -> None: ...
-
-    def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]: ...
-
     def memory_ids(self, user_id: str) -> set[str]:
         """Every memory record the user has, whatever it holds (what a re-index deletes)."""
         ...
 
+    def delete_ids(self, user_id: str, ids: Sequence[str]) -> None: ...
+
     def foreign_model(self, user_id: str, model_id: str) -> str | None: ...
-
-    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]: ...
-
-    def delete_user(self, user_id: str) -> int: ...
 
 
 class EpisodeStore(Protocol):
@@ -186,6 +173,10 @@ class TextIndex(Protocol):
         best first. A query of no words finds nothing (but the superseded refs)."""
         ...
 
+    def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]:
+        """The memories of these ids, as the state of record holds them (any status)."""
+        ...
+
 
 class VectorIndex(Protocol):
     """What search asks the vector index (Chroma), per user and per embedding model: vectors
@@ -195,9 +186,10 @@ class VectorIndex(Protocol):
         """The k raw turns nearest ``vector`` (Hit.score: cosine), nearest first."""
         ...
 
-    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int
-                ) -> list[Neighbor]:
-        """The current memories among the k nearest ``vector``, nearest first."""
+    def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
+                ) -> list[list[tuple[str, float]]]:
+        """The ids of the k memories nearest each vector (any status), with their cosine,
+        nearest first."""
         ...
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,

@@ -31,9 +31,9 @@ class _Done:
         return self._value
 
 
-def at_once(fn: Callable[..., Any], *args: Any) -> _Done:
+def at_once(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> _Done:
     """A ``submit`` that runs the read now (no threads)."""
-    return _Done(fn(*args))
+    return _Done(fn(*args, **kwargs))
 
 
 def memory_hit(m: StoredMemory) -> Hit:
@@ -51,21 +51,27 @@ def search(text: TextIndex, vectors: VectorIndex, embedder: Embedder, user_id: s
     found_text = submit(text.search_text, user_id, query, pool)
     vector = embedder.embed([query])[0]
     dense_e = submit(vectors.search, user_id, vector, model, pool)
-    neighbors = vectors.nearest(user_id, vector, model, pool)
+    (similar,) = vectors.similar(user_id, [vector], model, pool)
     bm25_memories, bm25_episodes, superseded = found_text.result()
     dense_episodes: list[Hit] = dense_e.result()
     # what one signal found, the other scores too: BM25's turns and memories get their cosine
     near = {h.id: h.score for h in dense_episodes}
     missing = [h.id for h in bm25_episodes if h.id not in near]
     cos_e = submit(vectors.cosines, user_id, missing, vector, model)
-    near_m = {n.memory.id: n.similarity for n in neighbors}
-    cos_m = vectors.cosines(user_id, [m.id for m, _ in bm25_memories if m.id not in near_m],
-                            vector, model, memories=True)
+    near_m = dict(similar)
+    cos_m = submit(vectors.cosines, user_id,
+                   [m.id for m, _ in bm25_memories if m.id not in near_m], vector, model,
+                   memories=True)
+    # what the nearest memories are, the state of record says (BM25's came from it)
+    lexical_found = {m.id: m for m, _ in bm25_memories}
+    state = {m.id: m for m in text.get(user_id, [i for i, _ in similar
+                                                 if i not in lexical_found])} | lexical_found
     near.update(cos_e.result())
-    near_m.update(cos_m)
+    near_m.update(cos_m.result())
     episodes = [recall.Candidate(h, dense=h.score) for h in dense_episodes] + [
         recall.Candidate(h, lexical=h.score, dense=near.get(h.id)) for h in bm25_episodes]
-    found = {n.memory.id: n.memory for n in neighbors} | {m.id: m for m, _ in bm25_memories}
+    found = {i: state[i] for i, _ in similar if i in state and state[i].is_current
+             } | lexical_found
     lexical_m = {m.id: score for m, score in bm25_memories}
     memories = [recall.Candidate(
         memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),

@@ -6,7 +6,7 @@ core needs no service and no mock. They keep the real semantics that the core re
   ``EpisodeStore``: every read is scoped to one user; vectors of one model are never compared
   with another's; BM25 (k1 1.2, b 0.75, as Lucene) over the same document a turn gets in Neo4j
   (``recall.search_text``), question words dropped as ``recall.lucene_query`` drops them;
-  ``nearest`` returns current memories only; results are best first, at most k; a memory
+  results are best first, at most k; a memory
   written with no vector keeps the one it had (``stored_hashes`` says of which text).
 - :class:`FencedGraph` is a ``GraphStore``: memory state with the graph's version fence
   (``apply`` commits at the ``expected`` version only (None: any), moves it on by one, and
@@ -28,7 +28,7 @@ from datetime import datetime
 
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import StaleVersion
-from memq.pipeline.ports import Hit, Neighbor, PlanView, SlotHolder, UserVersion, Vector
+from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion, Vector
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
 _WORDS = re.compile(r"\w+", re.UNICODE)
@@ -142,10 +142,6 @@ class InMemoryIndex:
         return gone
 
     # -- MemoryStore ----------------------------------------------------------------------------
-    def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
-                     ) -> list[list[Neighbor]]:
-        return [self.nearest(user_id, v, model_id, k) for v in vectors]
-
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int
                 ) -> list[list[tuple[str, float]]]:
         held = [(key, e.vectors[model_id]) for key, e in self._memories.get(user_id, {}).items()
@@ -202,13 +198,6 @@ class InMemoryIndex:
                   for key, e in self._episodes.get(user_id, {}).items() if model_id in e.vectors]
         return [_scored(e.hit, score) for score, _, e in
                 sorted(scored, key=lambda t: (-t[0], t[1]))[:k]]
-
-    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int
-                ) -> list[Neighbor]:
-        scored = sorted(((_cosine(vector, e.vectors[model_id]), key, e)
-                         for key, e in self._memories.get(user_id, {}).items()
-                         if model_id in e.vectors), key=lambda t: (-t[0], t[1]))[:k]
-        return [Neighbor(e.memory, score) for score, _, e in scored if e.memory.is_current]
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
                 *, memories: bool = False) -> dict[str, float]:

@@ -20,7 +20,7 @@ from celery import Task
 from memq.pipeline import jobs, lifecycle
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
-from memq.schemas import IngestBatch, Turn, turn_ref
+from memq.schemas import IngestBatch, Kind, Turn, turn_ref
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
 from memq.workers.settings import policy
@@ -85,13 +85,13 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     if job == "consolidate":
         chroma = wiring.chroma()
         fence = jobs.Fence.begin(ports, user_id)
-        pool, episodes = chroma.consolidation_pool(user_id, ports.embedder.model_id)
-        # Chroma finds the candidates and their vectors; what they are is the graph's (the
-        # state of record), so a memory changed since Chroma's copy is taken as it is now
-        state = {m.id: m for m in ports.graph.get(user_id, [m.id for m, _ in pool])}
-        memories = [(state[m.id], v) for m, v in pool if m.id in state
-                    and state[m.id].is_current and state[m.id].consolidated_into is None]
         model = ports.embedder.model_id
+        # the candidates are the graph's (the state of record); Chroma gives their vectors
+        pool = [m for m in ports.graph.read_memories(user_id)
+                if m.kind == Kind.EVENT and m.consolidated_into is None]
+        vectors = chroma.memory_vectors(user_id, model, [m.id for m in pool])
+        memories = [(m, vectors[m.id]) for m in pool if m.id in vectors]
+        episodes = chroma.unconsolidated_episodes(user_id, model)
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
             mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),
@@ -180,7 +180,6 @@ def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:
     boosted = [after for _, after in pairs]
     wiring.graph().record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)
                                                     for before, after in pairs])
-    wiring.chroma().record_access(boosted)
 
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:

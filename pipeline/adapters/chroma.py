@@ -35,7 +35,7 @@ import numpy as np
 
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import PermanentError, TransientError
-from memq.pipeline.ports import EpisodeItem, Hit, Neighbor, Vector
+from memq.pipeline.ports import EpisodeItem, Hit, Vector
 from memq.schemas import StoredMemory, Turn, turn_ref
 
 T = TypeVar("T")
@@ -363,23 +363,6 @@ class ChromaStores:
 
         return self._run(col, query, None)
 
-    def nearest(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Neighbor]:
-        return self.nearest_many(user_id, [vector], model_id, k)[0]
-
-    def nearest_many(self, user_id: str, vectors: Sequence[Vector], model_id: str,
-                     k: int) -> list[list[Neighbor]]:
-        """The current memories among the user's k nearest, for each vector, in one request:
-        the user's index is searched unfiltered (fast, and no filter can starve it); fewer
-        than k when some of the k nearest are superseded or archived."""
-        res = self._query(MEMORIES, user_id, model_id, vectors, k, ["metadatas", "distances"])
-        if res is None:
-            return [[] for _ in vectors]
-        return [[Neighbor(memory_from(i, m), 1.0 - float(dist))
-                 for i, m, dist in zip(res["ids"][q], res["metadatas"][q], res["distances"][q],
-                                       strict=True)
-                 if m["status"] == "current"]
-                for q in range(len(vectors))]
-
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str,
                 k: int) -> list[list[tuple[str, float]]]:
         """Ids and similarities of the user's k nearest memories of any status, per vector
@@ -522,43 +505,39 @@ class ChromaStores:
         return deleted
 
     # -- lifecycle --------------------------------------------------------------------------
-    def record_access(self, memories: Sequence[StoredMemory]) -> None:
-        """Only importance and last access: a partial update cannot undo a concurrent merge."""
-        groups: dict[tuple[str, str], list[StoredMemory]] = {}
-        for m in memories:
-            groups.setdefault((m.user_id, m.embedding_model), []).append(m)
-        for (user_id, model), mine in groups.items():
-            for start in range(0, len(mine), WRITE_BATCH):
-                chunk = mine[start : start + WRITE_BATCH]
-                self._put(MEMORIES, model, user_id, "update", ids=[m.id for m in chunk],
-                          metadatas=[{"importance": m.importance,
-                                      "last_accessed_at": _ts(m.last_accessed_at)}
-                                     for m in chunk])
-
-    def consolidation_pool(self, user_id: str, model_id: str
-                           ) -> tuple[list[tuple[StoredMemory, Vector]], list[EpisodeItem]]:
-        """Current episodic (event) memories and user-turn episodes not yet consolidated."""
-        include = ["metadatas", "embeddings"]
-        memories: list[tuple[StoredMemory, Vector]] = []
+    def memory_vectors(self, user_id: str, model_id: str, memory_ids: Sequence[str]
+                       ) -> dict[str, Vector]:
+        """The vectors these memories have under ``model_id`` (ids it lacks left out)."""
         col = self._lookup(self.collection_name(MEMORIES, model_id, user_id))
-        if col is not None:
-            where = _and({"status": "current"}, {"kind": "event"}, {"consolidated_into": ""})
-            for res in self._pages(col, where, include):
-                memories += [(memory_from(i, m), [float(x) for x in v]) for i, m, v in
-                             zip(res["ids"], res["metadatas"], res["embeddings"], strict=True)]
+        wanted = list(dict.fromkeys(memory_ids))
+        out: dict[str, Vector] = {}
+        if col is None:
+            return out
+        for start in range(0, len(wanted), PAGE):
+            def get(c: Any, page: list[str] = wanted[start : start + PAGE]) -> Any:
+                return c.get(ids=page, include=["embeddings"])
+
+            res = self._run(col, get, None)
+            if res and len(res["ids"]):
+                out.update((str(i), [float(x) for x in v])
+                           for i, v in zip(res["ids"], res["embeddings"], strict=True))
+        return out
+
+    def unconsolidated_episodes(self, user_id: str, model_id: str) -> list[EpisodeItem]:
+        """The user's turns (role user) not yet consolidated, with their vectors."""
         episodes: list[EpisodeItem] = []
         col = self._lookup(self.collection_name(EPISODES, model_id, user_id))
-        if col is not None:
-            for res in self._pages(col, {"role": "user"}, include):
-                for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"],
-                                   strict=True):
-                    f = episode_fields(m)
-                    if not f.get("consolidated_into"):
-                        episodes.append(EpisodeItem(
-                            id=i, content=f["content"], vector=[float(x) for x in v],
-                            event_at=_dt(f["event_at"]) or datetime.now(UTC),
-                            turn_id=f.get("ref") or f["turn_id"]))
-        return memories, episodes
+        if col is None:
+            return episodes
+        for res in self._pages(col, {"role": "user"}, ["metadatas", "embeddings"]):
+            for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"], strict=True):
+                f = episode_fields(m)
+                if not f.get("consolidated_into"):
+                    episodes.append(EpisodeItem(
+                        id=i, content=f["content"], vector=[float(x) for x in v],
+                        event_at=_dt(f["event_at"]) or datetime.now(UTC),
+                        turn_id=f.get("ref") or f["turn_id"]))
+        return episodes
 
     def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
                       model_id: str) -> None:

@@ -146,16 +146,20 @@ def test_vector_search_is_per_user_and_per_model(backend: Backend) -> None:
     assert set(same) == {ids_a[0]} and same[ids_a[0]] == pytest.approx(1.0, abs=1e-3)
 
 
-def test_nearest_memories_are_current_ones(backend: Backend) -> None:
-    user = _user(backend)
+def test_nearest_memories_are_ids_and_the_graph_says_what_they_are(backend: Backend) -> None:
+    user, other = _user(backend), _user(backend)
     ref = [turn_ref("s1", "t0")]
     current = _memory(user, "The user likes jazz music.", ref)
     gone = _memory(user, "The user likes jazz records.", ref, status=Status.SUPERSEDED,
                    invalid=NOW - timedelta(hours=1))
-    for m in (current, gone):
+    for m in (current, gone, _memory(other, "The user likes jazz music.", ref)):
         backend.add_memory(m, EMBED.embed([m.content])[0])
-    near = backend.vectors.nearest(user, EMBED.embed(["likes jazz"])[0], EMBED.model_id, 5)
-    assert [n.memory.id for n in near] == [current.id]
+    (near,) = backend.vectors.similar(user, [EMBED.embed(["likes jazz music"])[0]],
+                                      EMBED.model_id, 5)
+    assert [i for i, _ in near] == [current.id, gone.id]  # any status, nearest first, mine
+    assert near[0][1] > near[1][1]
+    state = {m.id: m.status for m in backend.text.get(user, [i for i, _ in near])}
+    assert state == {current.id: Status.CURRENT, gone.id: Status.SUPERSEDED}
     cos = backend.vectors.cosines(user, [gone.id], EMBED.embed([gone.content])[0],
                                   EMBED.model_id, memories=True)
     assert cos[gone.id] == pytest.approx(1.0, abs=1e-3)
