@@ -1,21 +1,24 @@
-"""Drift between the two stores, and the plan that repairs it. Pure: no store, no clock.
+"""Drift: where a store does not hold what the state of record says, and the plan that repairs
+it. Pure: no store, no clock.
 
-Chroma keeps every memory in full (metadata); Neo4j keeps a Memory node and its FACT edges;
-the audit trail keeps a full snapshot of every state a memory was written in. ``find_drift``
-compares the first two memory by memory and names, for each disagreement, the ``truth``:
+The graph (Neo4j) is the state of record; the audit trail keeps a full snapshot of every state
+a memory was written in (``after``), in the same transaction as the node. Chroma is an index:
+per memory a vector, the content hash it is of, the memory's status, under its model's
+collection. ``find_drift`` checks, per memory id:
 
-* both sides hold it: the side updated later wins; the graph's full state is the audit
-  snapshot written with it (same ``updated_at``). On a tie the audit snapshot of that version
-  decides; with none, nothing says which side is right: unrepairable.
-* only Chroma holds it: Chroma's record (or a later audit snapshot, should there be one).
-* only the graph holds it: the latest audit snapshot; none: unrepairable.
-* both agree, but its FACT edges do not match it (open edges of a memory that is no longer
-  current, a current memory's triple closed or missing): the memory itself, re-applied.
+* **the graph against its audit trail**: a node whose fields disagree with the snapshot of
+  its version (same ``updated_at``), or older than its latest snapshot, is repaired from the
+  snapshot; a snapshot with no node (a node lost) is restored; a node newer than every
+  snapshot is the record as it is (nothing says otherwise). A node's FACT edges must state
+  its triples (open on a current memory, closed otherwise): else re-applied.
+* **the index against the graph**: a memory the index lacks, holds of other text, status or
+  model, or a record of no memory the graph holds. The re-index (``service.reindex``) fixes
+  them all from the graph; nothing of the index is ever a truth.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -24,9 +27,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from memq.pipeline import ids
+from memq.pipeline.ports import IndexEntry
 from memq.schemas import AuditEntry, Operation, StoredMemory
 
-# Chroma keeps times as float epoch seconds: equal within this is the same instant.
+# Times that differ by less than this are the same instant (drivers round differently).
 TOLERANCE = timedelta(milliseconds=1)
 COMPARED = ("status", "content", "valid_at", "invalid_at", "updated_at")
 REPAIRER = "memq-check"
@@ -35,22 +39,27 @@ Said = dict[str, str | None]  # what one side says about a memory, field by fiel
 
 
 class DriftKind(StrEnum):
-    MISSING_IN_GRAPH = "missing_in_graph"
-    MISSING_IN_VECTORS = "missing_in_vectors"
-    DIFFERS = "differs"
-    STALE_FACTS = "stale_facts"
-    UNREADABLE = "unreadable"  # an index record not in its layout, of no memory of the graph
+    MISSING_IN_GRAPH = "missing_in_graph"  # the audit trail holds a memory the graph lost
+    DIFFERS = "differs"  # the graph's node disagrees with the audit snapshot of its version
+    STALE_FACTS = "stale_facts"  # the node's FACT edges do not state its triples
+    MISSING_IN_INDEX = "missing_in_index"  # a memory of the graph the index lacks
+    INDEX_DIFFERS = "index_differs"  # the index holds it of other text, status or model
+    NOT_IN_GRAPH = "not_in_graph"  # an index record of no memory the graph holds
+
+
+INDEX_KINDS = frozenset({DriftKind.MISSING_IN_INDEX, DriftKind.INDEX_DIFFERS,
+                         DriftKind.NOT_IN_GRAPH})
 
 
 class Source(StrEnum):
-    VECTORS = "vectors"  # Chroma's record
-    GRAPH = "graph"  # the graph's state, in full from the audit snapshot written with it
+    GRAPH = "graph"  # the graph's own state
     AUDIT = "audit"  # the latest audit snapshot
 
 
 @dataclass(frozen=True)
 class GraphMemory:
-    """What a Memory node holds, and which of its FACT edges are open or closed."""
+    """What a Memory node holds (``state``: parsed, None when the node is damaged), and which
+    of its FACT edges are open or closed."""
 
     id: str
     user_id: str
@@ -61,6 +70,7 @@ class GraphMemory:
     updated_at: datetime | None
     open_fact_ids: frozenset[str] = frozenset()
     closed_fact_ids: frozenset[str] = frozenset()
+    state: StoredMemory | None = None
 
 
 @dataclass(frozen=True)
@@ -68,41 +78,50 @@ class Drift:
     user_id: str
     memory_id: str
     kind: DriftKind
-    vectors: Said | None  # what Chroma says; None: no record
-    graph: Said | None  # what Neo4j says; None: no Memory node
-    fields: tuple[str, ...]  # DIFFERS: the fields; STALE_FACTS: the fact problems
-    truth: StoredMemory | None  # the state to write to both stores; None: unrepairable
+    index: Said | None  # what the index says; None: no record
+    graph: Said | None  # what the graph says; None: no Memory node
+    fields: tuple[str, ...]  # DIFFERS, INDEX_DIFFERS: the fields; STALE_FACTS: the problems
+    truth: StoredMemory | None  # the state of record to write; None: none (see repairable)
     source: Source | None
     note: str
 
     @property
     def repairable(self) -> bool:
-        return self.truth is not None or self.kind is DriftKind.UNREADABLE
+        """Index drift is repaired by the re-index; graph drift needs a truth."""
+        return self.kind in INDEX_KINDS or self.truth is not None
 
     def describe(self) -> str:
-        if self.kind is DriftKind.DIFFERS and self.vectors and self.graph:
-            body = "; ".join(f"{f}: vectors={_short(self.vectors[f])} graph={_short(self.graph[f])}"
-                             for f in self.fields)
+        if self.kind in (DriftKind.DIFFERS, DriftKind.INDEX_DIFFERS):
+            other = self.index if self.kind is DriftKind.INDEX_DIFFERS else self.graph
+            mine = self.graph if self.kind is DriftKind.INDEX_DIFFERS else self.truth_said
+            side = "index" if self.kind is DriftKind.INDEX_DIFFERS else "graph"
+            body = "; ".join(f"{f}: {side}={_short((other or {}).get(f))} "
+                             f"record={_short((mine or {}).get(f))}" for f in self.fields)
         elif self.kind is DriftKind.STALE_FACTS:
             body = "facts: " + ", ".join(self.fields)
-        elif self.kind is DriftKind.UNREADABLE:
-            return (f"{self.kind} {self.memory_id} of {self.user_id}: only in chroma, not in "
-                    f"the index layout -> {self.note}")
         else:
-            held = self.vectors or self.graph or {}
-            where = "chroma" if self.vectors else "neo4j"
-            body = f"only in {where} ({held.get('status')}, {_short(held.get('content'))})"
-        if self.truth is not None:
+            held = self.index or self.graph or self.truth_said or {}
+            where = {DriftKind.NOT_IN_GRAPH: "only in the index",
+                     DriftKind.MISSING_IN_INDEX: "not in the index",
+                     DriftKind.MISSING_IN_GRAPH: "only in the audit trail"}[self.kind]
+            body = f"{where} ({held.get('status')}, {_short(held.get('content'))})"
+        if self.kind in INDEX_KINDS:
+            tail = f"re-index: {self.note}"
+        elif self.truth is not None:
             tail = (f"truth from {self.source} (updated_at {self.truth.updated_at.isoformat()}):"
                     f" {self.note}")
         else:
             tail = f"unrepairable: {self.note}"
         return f"{self.kind} {self.memory_id} of {self.user_id}: {body} -> {tail}"
 
+    @property
+    def truth_said(self) -> Said | None:
+        return said_by_record(self.truth) if self.truth is not None else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "user_id": self.user_id, "memory_id": self.memory_id, "kind": str(self.kind),
-            "vectors": self.vectors, "graph": self.graph, "fields": list(self.fields),
+            "index": self.index, "graph": self.graph, "fields": list(self.fields),
             "repairable": self.repairable,
             "source": str(self.source) if self.source else None,
             "note": self.note,
@@ -112,11 +131,11 @@ class Drift:
 
 @dataclass(frozen=True)
 class Repair:
-    """One user's repair: write ``memories`` to both stores (a fresh vector where ``reembed``),
-    with one REPAIR audit entry each; ``skipped``: drift this repair cannot fix, and why."""
+    """One user's repair of the graph: write ``memories``, with one REPAIR audit entry each;
+    ``skipped``: graph drift it cannot fix, and why. The index is rebuilt from the graph
+    afterwards (a memory's text is embedded again where the index holds no vector of it)."""
 
     memories: list[StoredMemory] = field(default_factory=list)
-    reembed: list[bool] = field(default_factory=list)
     audit: list[AuditEntry] = field(default_factory=list)
     skipped: list[tuple[Drift, str]] = field(default_factory=list)
 
@@ -144,9 +163,10 @@ def _later(a: datetime | None, b: datetime | None) -> bool:
     return a - b > TOLERANCE
 
 
-def said_by_vectors(m: StoredMemory) -> Said:
+def said_by_record(m: StoredMemory) -> Said:
     return {"status": str(m.status), "content": m.content, "valid_at": _iso(m.valid_at),
-            "invalid_at": _iso(m.invalid_at), "updated_at": _iso(m.updated_at)}
+            "invalid_at": _iso(m.invalid_at), "updated_at": _iso(m.updated_at),
+            "content_hash": ids.content_hash(m.content), "model": m.embedding_model}
 
 
 def said_by_graph(g: GraphMemory) -> Said:
@@ -156,11 +176,15 @@ def said_by_graph(g: GraphMemory) -> Said:
             "closed_facts": ",".join(sorted(g.closed_fact_ids))}
 
 
-def _differing(v: StoredMemory, g: GraphMemory) -> tuple[str, ...]:
+def said_by_index(e: IndexEntry) -> Said:
+    return {"status": e.status, "content_hash": e.content_hash, "model": e.model}
+
+
+def _differing(m: StoredMemory, g: GraphMemory) -> tuple[str, ...]:
     same = {
-        "status": str(v.status) == g.status, "content": v.content == g.content,
-        "valid_at": _same(v.valid_at, g.valid_at), "invalid_at": _same(v.invalid_at, g.invalid_at),
-        "updated_at": _same(v.updated_at, g.updated_at),
+        "status": str(m.status) == g.status, "content": m.content == g.content,
+        "valid_at": _same(m.valid_at, g.valid_at), "invalid_at": _same(m.invalid_at, g.invalid_at),
+        "updated_at": _same(m.updated_at, g.updated_at),
     }
     return tuple(f for f in COMPARED if not same[f])
 
@@ -195,66 +219,67 @@ def latest_snapshots(entries: Iterable[AuditEntry]) -> dict[str, StoredMemory]:
     return latest
 
 
-def _both(v: StoredMemory, g: GraphMemory, snap: StoredMemory | None) -> Drift | None:
-    differing = _differing(v, g)
-    if not differing:
-        problems = fact_problems(v, g)
-        if not problems:
-            return None
-        return Drift(v.user_id, v.id, DriftKind.STALE_FACTS, said_by_vectors(v), said_by_graph(g),
-                     problems, v, Source.VECTORS, "the facts do not match the memory")
+def _graph_drift(g: GraphMemory, snap: StoredMemory | None) -> Drift | None:
+    def drift(kind: DriftKind, fields: tuple[str, ...], truth: StoredMemory | None,
+              source: Source | None, note: str) -> Drift:
+        return Drift(g.user_id, g.id, kind, None, said_by_graph(g), fields, truth, source, note)
 
-    def drift(truth: StoredMemory | None, source: Source | None, note: str) -> Drift:
-        return Drift(v.user_id, v.id, DriftKind.DIFFERS, said_by_vectors(v), said_by_graph(g),
-                     differing, truth, source, note)
-
-    graph_state = snap if snap is not None and _same(snap.updated_at, g.updated_at) else None
-    if _later(v.updated_at, g.updated_at):
-        return drift(v, Source.VECTORS, "chroma was updated later")
-    if _later(g.updated_at, v.updated_at):
-        if graph_state is None:
-            return drift(None, None, "neo4j was updated later, but no audit snapshot holds "
-                                     "that state in full")
-        return drift(graph_state, Source.GRAPH, "neo4j was updated later")
-    if graph_state is None:
-        return drift(None, None, "both sides have the same updated_at and no audit snapshot "
-                                 "of that version says which is right")
-    return drift(graph_state, Source.AUDIT,
-                 "same updated_at on both sides; the audit snapshot of that version decides")
+    if snap is not None and _later(snap.updated_at, g.updated_at):
+        return drift(DriftKind.DIFFERS, _differing(snap, g) or ("updated_at",), snap,
+                     Source.AUDIT, "the audit trail holds a later state")
+    if snap is not None and _same(snap.updated_at, g.updated_at):
+        differing = _differing(snap, g)
+        if differing or g.state is None:
+            return drift(DriftKind.DIFFERS, differing or ("unreadable",), snap, Source.AUDIT,
+                         "the audit snapshot of that version decides")
+    if g.state is None:
+        return drift(DriftKind.DIFFERS, ("unreadable",), None, None,
+                     "a damaged node, and no audit snapshot of its version")
+    problems = fact_problems(g.state, g)
+    if problems:
+        return drift(DriftKind.STALE_FACTS, problems, g.state, Source.GRAPH,
+                     "the facts do not match the memory")
+    return None
 
 
-def _only_vectors(v: StoredMemory, snap: StoredMemory | None) -> Drift:
-    if snap is not None and _later(snap.updated_at, v.updated_at):
-        truth, source, note = snap, Source.AUDIT, "the audit trail holds a later state"
-    else:
-        truth, source, note = v, Source.VECTORS, "chroma holds the full record"
-    return Drift(v.user_id, v.id, DriftKind.MISSING_IN_GRAPH, said_by_vectors(v), None, (),
-                 truth, source, note)
+def _index_drift(m: StoredMemory, e: IndexEntry | None) -> Drift | None:
+    if e is None:
+        return Drift(m.user_id, m.id, DriftKind.MISSING_IN_INDEX, None, said_by_record(m), (),
+                     m, Source.GRAPH, "written again from the graph")
+    record = said_by_record(m)
+    fields = tuple(f for f, value in (("status", e.status), ("content_hash", e.content_hash),
+                                      ("model", e.model)) if value != record[f])
+    if not fields:
+        return None
+    return Drift(m.user_id, m.id, DriftKind.INDEX_DIFFERS, said_by_index(e), record, fields, m,
+                 Source.GRAPH, "written again from the graph")
 
 
-def _only_graph(g: GraphMemory, snap: StoredMemory | None) -> Drift:
-    note = "restored from the latest audit snapshot" if snap else "no audit snapshot of it"
-    return Drift(g.user_id, g.id, DriftKind.MISSING_IN_VECTORS, None, said_by_graph(g), (),
-                 snap, Source.AUDIT if snap else None, note)
-
-
-def find_drift(vector_side: Sequence[StoredMemory], graph_side: Sequence[GraphMemory],
-               snapshots: dict[str, StoredMemory]) -> list[Drift]:
-    """Every memory the two sides disagree on, by memory id; ``snapshots``: per memory id,
-    the latest audit snapshot (see :func:`latest_snapshots`)."""
-    vectors = {m.id: m for m in vector_side}
+def find_drift(index: Mapping[str, IndexEntry], graph_side: Sequence[GraphMemory],
+               snapshots: Mapping[str, StoredMemory], *, user_id: str) -> list[Drift]:
+    """Every memory a store disagrees on, by memory id; ``index``: the index's records by id;
+    ``snapshots``: per memory id, the latest audit snapshot (see :func:`latest_snapshots`).
+    A memory whose graph drifts is not also reported for the index: its repair, then the
+    re-index, fix both."""
     graph = {g.id: g for g in graph_side}
     drifts: list[Drift] = []
-    for mid in sorted(vectors.keys() | graph.keys()):
-        v, g, snap = vectors.get(mid), graph.get(mid), snapshots.get(mid)
-        if v is not None and g is not None:
-            found = _both(v, g, snap)
-            if found is not None:
-                drifts.append(found)
-        elif v is not None:
-            drifts.append(_only_vectors(v, snap))
-        elif g is not None:
-            drifts.append(_only_graph(g, snap))
+    for mid in sorted(index.keys() | graph.keys() | snapshots.keys()):
+        g, snap, e = graph.get(mid), snapshots.get(mid), index.get(mid)
+        if g is not None:
+            found = _graph_drift(g, snap)
+            record = g.state
+        elif snap is not None:
+            found = Drift(user_id, mid, DriftKind.MISSING_IN_GRAPH, None, None, (), snap,
+                          Source.AUDIT, "restored from the latest audit snapshot")
+            record = None
+        else:
+            found = Drift(user_id, mid, DriftKind.NOT_IN_GRAPH, said_by_index(e) if e else None,
+                          None, (), None, None, "the graph holds no such memory: deleted")
+            record = None
+        if found is None and record is not None:
+            found = _index_drift(record, e)
+        if found is not None:
+            drifts.append(found)
     return drifts
 
 
@@ -270,35 +295,22 @@ def repair_entry(drift: Drift, truth: StoredMemory, now: datetime) -> AuditEntry
     )
 
 
-def unreadable(user_id: str, memory_ids: Iterable[str], held: Iterable[str]
-               ) -> list[Drift]:
-    """Index records not in the layout whose ids the graph does not hold (those it holds are
-    missing from the index, as ``find_drift`` says): the re-index deletes them."""
-    known = set(held)
-    return [Drift(user_id=user_id, memory_id=i, kind=DriftKind.UNREADABLE, vectors=None,
-                  graph=None, fields=(), truth=None, source=None,
-                  note="the graph holds no such memory: the re-index deletes it")
-            for i in sorted(set(memory_ids) - known)]
-
-
 def plan_repair(drifts: Sequence[Drift], *, model_id: str, now: datetime) -> Repair:
-    """What to write to fix one user's ``drifts``. A memory needs a fresh vector when Chroma
-    lacks it or holds other content; that vector comes from ``model_id``'s embedder, so a
-    memory of another embedding model is not re-embedded (skipped, with the reason)."""
+    """What to write to the graph to fix one user's graph ``drifts`` (index drift is the
+    re-index's). A vector, where one is needed, comes from ``model_id``'s embedder, so a
+    memory of another embedding model is skipped, with the reason."""
     repair = Repair()
     for drift in drifts:
+        if drift.kind in INDEX_KINDS:
+            continue
         truth = drift.truth
-        if drift.kind is DriftKind.UNREADABLE:
-            continue  # nothing to write: the re-index deletes it
         if truth is None:
             repair.skipped.append((drift, drift.note))
             continue
-        reembed = drift.vectors is None or drift.vectors["content"] != truth.content
-        if reembed and truth.embedding_model != model_id:
+        if truth.embedding_model != model_id:
             repair.skipped.append((drift, f"needs a vector of {truth.embedding_model}, the "
                                           f"embedder is {model_id}"))
             continue
         repair.memories.append(truth)
-        repair.reembed.append(reembed)
         repair.audit.append(repair_entry(drift, truth, now))
     return repair

@@ -172,11 +172,17 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
     model's collections (under the user's lock). Queries never mix models: each model has its
     own collections, and a user's searches use the model its vectors were made with."""
     fence = Fence.begin(ports, user_id)
-    moved = migrate(user_id, ports.embedder.embed, ports.embedder.model_id)
+    model = ports.embedder.model_id
+    # the memories' vectors from the graph's texts (the index holds no text), written under
+    # the new model before the old records go (a crash in between repeats the job)
+    memories = [m.with_changes(embedding_model=model)
+                for m in ports.graph.read_memories(user_id, include_inactive=True)
+                if m.embedding_model != model]
+    for start in range(0, len(memories), COMMIT_CHUNK):
+        chunk = memories[start:start + COMMIT_CHUNK]
+        ports.memories.upsert(chunk, ports.embedder.embed([m.content for m in chunk]))
+    moved = len(memories) + migrate(user_id, ports.embedder.embed, model)
     if moved:  # the graph's copy names the model too, in bounded transactions
-        model = ports.embedder.model_id
-        memories = [m.with_changes(embedding_model=model)
-                    for m in ports.graph.read_memories(user_id, include_inactive=True)]
         for start in range(0, len(memories), COMMIT_CHUNK):
             fence.version = ports.graph.apply(user_id, memories[start:start + COMMIT_CHUNK],
                                               [], now, expected=fence.version)

@@ -60,6 +60,17 @@ class UserVersion:
 
 
 @dataclass(frozen=True)
+class IndexEntry:
+    """What the memory index holds of one memory: the text its vector is of (content hash),
+    the status it is filtered by, the model of the vector."""
+
+    id: str
+    status: str
+    content_hash: str
+    model: str
+
+
+@dataclass(frozen=True)
 class PlanView:
     """What a plan needs from the graph before Chroma is asked anything (one round trip):
     the user's version, which of the batches were applied already, the timelines of the

@@ -221,8 +221,8 @@ def tally(name: str, plans: list[stress.UserPlan], coord: Any, extra: dict[str, 
     audit = sum(len(wiring.graph().audit(p.user_id)) for p in plans)
     lost = score["episodes_missing"] + (extra["huge turns"] - huge_episodes) + max(
         0, score["expected"] - score["found"])
-    wrong = score["wrong_current"] + score["wrong_intervals"] + score["missing_audit"] + score[
-        "graph_drift"]
+    wrong = (score["wrong_current"] + score["wrong_intervals"] + score["missing_audit"]
+             + score["graph_drift"] + score["index_drift"])
     return {"fault": name, "turns in": turns_in, "episodes": episodes,
             "memories": score["found"], "audit": audit, "lost": lost,
             "duplicated": score["duplicates"], "wrong": wrong,

@@ -173,13 +173,21 @@ class Sizes:
 
 
 def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
-    """Every user's final state against the oracle; a Counter of the figures."""
+    """Every user's final state (the graph's) against the oracle, and the index against the
+    graph; a Counter of the figures."""
+    from memq.pipeline.ids import content_hash
+
     n: Counter[str] = Counter()
     for plan in plans:
         runs, multi = oracle(plan)
         n["expected"] += sum(len(r) for r in runs.values()) + sum(len(s) for s in multi.values())
-        memories = chroma.memories(plan.user_id, include_inactive=True)
+        memories = graph.read_memories(plan.user_id, include_inactive=True)  # the record
         n["found"] += len(memories)
+        index = chroma.index(plan.user_id)  # must hold each memory, of its text and status
+        n["index_drift"] += len(index.keys() ^ {m.id for m in memories}) + sum(
+            1 for m in memories if m.id in index and (
+                index[m.id].status != str(m.status)
+                or index[m.id].content_hash != content_hash(m.content)))
         ops = {(a.memory_id, str(a.operation)) for a in graph.audit(plan.user_id)}
         keys: Counter[tuple[str, str, datetime]] = Counter()
         multi_keys: Counter[tuple[str, str]] = Counter()
@@ -310,7 +318,7 @@ def main() -> int:
         "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
         "wrong validity intervals": score["wrong_intervals"],
         "missing audit entries": score["missing_audit"],
-        "graph/vector drift": score["graph_drift"],
+        "graph/fact drift": score["graph_drift"], "index drift": score["index_drift"],
         "episodes missing": score["episodes_missing"], "dead letters": dead,
         "finished": done, "seconds": round(seconds, 1),
         "turns/s": round(args.users * args.turns / seconds, 1),
@@ -329,7 +337,7 @@ def main() -> int:
         print(f"{key:>26}: {value}")
     bad = not done or dead or score["expected"] != score["found"] or any(
         score[k] for k in ("duplicates", "wrong_current", "wrong_intervals", "missing_audit",
-                           "graph_drift", "episodes_missing"))
+                           "graph_drift", "index_drift", "episodes_missing"))
     print("stress: FAIL" if bad else "stress: OK")
     return 1 if bad else 0
 

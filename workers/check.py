@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import structlog
 
 from memq.pipeline import service
-from memq.pipeline.check import Drift, find_drift, latest_snapshots, plan_repair, unreadable
+from memq.pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
 from memq.workers import wiring
 from memq.workers.tasks import publish_apply
 
@@ -32,41 +32,28 @@ class Checked:
 
 
 def _scan(user: str) -> tuple[int, list[Drift]]:
-
     graph = wiring.graph()
-    unreadable_ids: list[str] = []  # records not in the layout: checked as missing (below)
-    vector_side = wiring.chroma().memories(user, include_inactive=True,
-                                           unreadable=unreadable_ids)
+    index = wiring.chroma().index(user)
     graph_side = graph.memories(user)
     snapshots = latest_snapshots(graph.audit(user))
-    count = len({m.id for m in vector_side} | {g.id for g in graph_side} | set(unreadable_ids))
-    if unreadable_ids:
-        # the graph's memories among them come out as missing in the index (repair rewrites
-        # them); the rest, which the graph does not hold, the re-index deletes
-        log.warning("unreadable index records", user_id=user, records=len(unreadable_ids))
-    return count, [*find_drift(vector_side, graph_side, snapshots),
-                   *unreadable(user, unreadable_ids, {g.id for g in graph_side})]
+    count = len(index.keys() | {g.id for g in graph_side})
+    return count, find_drift(index, graph_side, snapshots, user_id=user)
 
 
 def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
-    """Write each drift's truth to Chroma, then to Neo4j with a REPAIR audit entry; returns
-    the memories left alone, and why."""
-
+    """Write each graph drift's truth to the graph with a REPAIR audit entry (and to the
+    index); returns the memories left alone, and why. Index drift is the re-index's."""
     ports, now = wiring.ports_for(user), datetime.now(UTC)
-    embedder = ports.embedder
-    plan = plan_repair(drifts, model_id=embedder.model_id, now=now)
+    plan = plan_repair(drifts, model_id=ports.embedder.model_id, now=now)
     skipped = {d.memory_id: why for d, why in plan.skipped}
     if not plan.memories:
         return skipped
-    texts = [m.content for m, fresh in zip(plan.memories, plan.reembed, strict=True) if fresh]
-    embedded = iter(embedder.embed(texts) if texts else [])
-    vectors = [next(embedded) if fresh else None for fresh in plan.reembed]
     # Unfenced (expected=None): the truth comes from the audit trail, not from a state read
-    # now; the version still moves on, so a plan made before the repair is refused.
-    service.commit(ports, user, plan.memories, vectors, plan.audit, now,
+    # now; the version still moves on, so a plan made before the repair is refused. The
+    # index write embeds the texts it has no vector of (caught_up=False).
+    service.commit(ports, user, plan.memories, [None] * len(plan.memories), plan.audit, now,
                    expected=None, caught_up=False)
-    log.info("repaired drift", user_id=user, memories=len(plan.memories),
-             reembedded=sum(plan.reembed), skipped=len(skipped))
+    log.info("repaired drift", user_id=user, memories=len(plan.memories), skipped=len(skipped))
     return skipped
 
 

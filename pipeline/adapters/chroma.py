@@ -35,7 +35,7 @@ import numpy as np
 
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import PermanentError, TransientError
-from memq.pipeline.ports import EpisodeItem, Hit, Vector
+from memq.pipeline.ports import EpisodeItem, Hit, IndexEntry, Vector
 from memq.schemas import StoredMemory, Turn, turn_ref
 
 T = TypeVar("T")
@@ -78,16 +78,14 @@ def _and(*clauses: Where) -> Where | None:
     return None if not clauses else clauses[0] if len(clauses) == 1 else {"$and": list(clauses)}
 
 
-# Record layout: a few top-level metadata keys, the ones a ``where`` filters on or a partial
-# update writes (``record_access``: importance and last access, so a read never rewrites what
-# a concurrent merge wrote), and everything else, the text included, in one JSON value under
-# RECORD. No Chroma document: Chroma indexes documents for its full-text search (trigrams),
-# which memq does not use (BM25 is Neo4j's). On a scratch Chroma, an episode written this way
-# cost 0.9-1.2 ms of Chroma CPU against 1.4-1.9 (10 keys and a document), a memory 1.2-1.6
-# against 1.8-2.1 (21 keys and a document).
+# Record layout. A memory's record is an index entry: its vector, the content hash the vector
+# is of and the memory's status (what a memory is, the graph says). An episode's: a few
+# top-level metadata keys (the ones a ``where`` filters on or a partial update writes) and
+# everything else, the text included, in one JSON value under RECORD. No Chroma document:
+# Chroma indexes documents for its full-text search (trigrams), which memq does not use (BM25
+# is Neo4j's). On a scratch Chroma, an episode written this way cost 0.9-1.2 ms of Chroma CPU
+# against 1.4-1.9 (10 keys and a document).
 RECORD = "record"
-MEMORY_KEYS = ("status", "content_hash", "kind", "valid_at", "invalid_at", "consolidated_into",
-               "importance", "last_accessed_at")
 EPISODE_KEYS = ("role", "consolidated_into")
 
 
@@ -103,15 +101,10 @@ class UnreadableRecord(PermanentError):
 
 def _unpack(meta: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     if RECORD not in (meta or {}):
-        raise UnreadableRecord("a Chroma record not in memq's layout (written by a build "
-                               "before release): `memq check --repair` rebuilds the user's "
-                               "index from the graph")
+        raise UnreadableRecord("a Chroma episode record not in memq's layout (written by a "
+                               "build before release): forget the user (memq forget) or "
+                               "start from empty stores")
     return {**json.loads(meta[RECORD]), **{k: meta[k] for k in keys if k in meta}}
-
-
-def memory_fields(meta: dict[str, Any]) -> dict[str, Any]:
-    """A memory record's fields (text under ``content``)."""
-    return _unpack(meta, MEMORY_KEYS)
 
 
 def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
@@ -120,39 +113,8 @@ def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
-    return _pack({
-        "content": m.content,
-        "user_id": m.user_id, "kind": str(m.kind), "status": str(m.status),
-        "content_hash": ids.content_hash(m.content),
-        "confidence": m.confidence, "importance": m.importance,
-        "valid_at": _ts(m.valid_at), "invalid_at": _ts(m.invalid_at),
-        "created_at": _ts(m.created_at), "updated_at": _ts(m.updated_at),
-        "superseded_by": m.superseded_by or "", "embedding_model": m.embedding_model,
-        "source_turn_ids": m.source_turn_ids, "entities": m.entities,
-        "triples": [t.model_dump() for t in m.triples],
-        "scope": m.scope, "session_id": m.session_id or "", "expires_at": _ts(m.expires_at),
-        "last_accessed_at": _ts(m.last_accessed_at), "derived_from": m.derived_from,
-        "consolidated_into": m.consolidated_into or "",
-    }, MEMORY_KEYS)
-
-
-def memory_from(record_id: str, meta: dict[str, Any]) -> StoredMemory:
-    f = memory_fields(meta)
-    return StoredMemory.model_validate({
-        "id": record_id, "user_id": f["user_id"], "content": f["content"], "kind": f["kind"],
-        "status": f["status"], "confidence": f["confidence"],
-        "importance": f["importance"], "valid_at": _dt(f["valid_at"]),
-        "invalid_at": _dt(f["invalid_at"]), "created_at": _dt(f["created_at"]),
-        "updated_at": _dt(f["updated_at"]), "superseded_by": f["superseded_by"] or None,
-        "embedding_model": f["embedding_model"],
-        "source_turn_ids": f["source_turn_ids"], "entities": f["entities"],
-        "triples": f["triples"],
-        "scope": f.get("scope", "long_term"), "session_id": f.get("session_id") or None,
-        "expires_at": _dt(f.get("expires_at")),
-        "last_accessed_at": _dt(f.get("last_accessed_at")),
-        "derived_from": f.get("derived_from", []),
-        "consolidated_into": f.get("consolidated_into") or None,
-    })
+    """A memory's index entry (the vector aside)."""
+    return {"status": str(m.status), "content_hash": ids.content_hash(m.content)}
 
 
 def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
@@ -392,37 +354,17 @@ class ChromaStores:
         if memory_ids:
             self._each(MEMORIES, user_id, lambda c: c.delete(ids=list(memory_ids)))
 
-    def _find(self, user_id: str, where: Where | None, *,
-              memory_ids: Sequence[str] | None = None,
-              models: Callable[[str], bool] = lambda _: True,
-              unreadable: list[str] | None = None) -> list[StoredMemory]:
-        found = []
+    def index(self, user_id: str) -> dict[str, IndexEntry]:
+        """Every memory record of the user (any model), as the index holds it."""
+        out: dict[str, IndexEntry] = {}
         for model, col in self._cols(MEMORIES, user_id):
-            if not models(model):
-                continue
-            if memory_ids is not None:
-                res = self._run(col, lambda c: c.get(ids=list(memory_ids), where=where,
-                                                     include=["metadatas"]), None)
-                pages = [res] if res else []
-            else:
-                pages = list(self._pages(col, where, ["metadatas"]))
-            for i, m in (row for res in pages for row in _rows(res)):
-                try:
-                    found.append(memory_from(i, m))
-                except UnreadableRecord:
-                    if unreadable is None:
-                        raise
-                    unreadable.append(i)
-        return found
-
-    def exact(self, user_id: str, contents: Sequence[str]) -> dict[str, StoredMemory]:
-        """Current memories of the user with the same normalised text, by content hash."""
-        hashes = sorted({ids.content_hash(c) for c in contents})
-        if not hashes:
-            return {}
-        found = self._find(user_id, _and({"status": "current"},
-                                         {"content_hash": {"$in": hashes}}))
-        return {ids.content_hash(m.content): m for m in found}
+            for res in self._pages(col, None, ["metadatas"]):
+                for i, meta in _rows(res):
+                    held = meta or {}
+                    out[i] = IndexEntry(id=i, status=str(held.get("status", "")),
+                                        content_hash=str(held.get("content_hash", "")),
+                                        model=model)
+        return out
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
         """An embedding model other than ``model_id`` that this user's records use, if any."""
@@ -434,32 +376,10 @@ class ChromaStores:
                     return model
         return None
 
-    def get(self, user_id: str, memory_ids: Sequence[str]) -> list[StoredMemory]:
-        if not memory_ids:
-            return []
-        return self._find(user_id, None, memory_ids=memory_ids)
-
     def memory_ids(self, user_id: str) -> set[str]:
         """The ids of every memory record the user has (any model), whatever they hold."""
         return {i for _, col in self._cols(MEMORIES, user_id)
                 for res in self._pages(col, None, []) for i in res["ids"]}
-
-    def memories(self, user_id: str, *, include_inactive: bool,
-                 as_of: datetime | None = None,
-                 unreadable: list[str] | None = None) -> list[StoredMemory]:
-        """The user's memories; ``as_of``: those true at that world time, as known now.
-        ``unreadable``: ids of records not in this layout go there (else: UnreadableRecord)."""
-        where: Where | None
-        if as_of is not None:
-            t = as_of.timestamp()
-            where = _and({"status": {"$ne": "archived"}}, {"valid_at": {"$lte": t}},
-                         {"$or": [{"invalid_at": {"$lt": 0}}, {"invalid_at": {"$gt": t}}]})
-        elif include_inactive:
-            where = None
-        else:
-            where = {"status": "current"}
-        return sorted(self._find(user_id, where, unreadable=unreadable),
-                      key=lambda m: (m.valid_at, m.id))
 
     def _listing(self) -> Iterator[Any]:
         """Every collection (paged): for all-user jobs only."""
@@ -548,29 +468,36 @@ class ChromaStores:
 
     def migrate(self, user_id: str, embed: Callable[[list[str]], list[Vector]],
                 model_id: str, batch: int = 256) -> int:
-        """Move every memory and episode of the user into ``model_id``'s collections,
-        re-embedded from their text, in chunks of ``batch``; returns how many moved."""
+        """Move every episode of the user into ``model_id``'s collection, re-embedded from its
+        text, in chunks of ``batch``, and drop the user's memory records of other models (the
+        caller wrote them under ``model_id`` first, from the graph); returns how many
+        episodes moved."""
         moved = 0
-        for base in (MEMORIES, EPISODES):
-            for model, col in self._cols(base, user_id):
-                if model == model_id:
-                    continue
-                while count := self._move(user_id, base, col, embed, model_id, batch):
+        for model, col in self._cols(EPISODES, user_id):
+            if model != model_id:
+                while count := self._move(user_id, col, embed, model_id, batch):
                     moved += count
+        for model, col in self._cols(MEMORIES, user_id):
+            if model != model_id:
+                while res := self._run(col, lambda c: c.get(limit=PAGE, include=[]), None):
+                    if not res["ids"]:
+                        break
+                    self._delete(col, list(res["ids"]))
         return moved
 
-    def _move(self, user_id: str, base: str, source: Any,
-              embed: Callable[[list[str]], list[Vector]], model_id: str, batch: int) -> int:
+    def _move(self, user_id: str, source: Any, embed: Callable[[list[str]], list[Vector]],
+              model_id: str, batch: int) -> int:
         res = self._run(source, lambda c: c.get(limit=batch, include=["metadatas"]), None)
         if not res or not res["ids"]:
             return 0
-        keys = MEMORY_KEYS if base == MEMORIES else EPISODE_KEYS
-        fields = [{**_unpack(m, keys), "embedding_model": model_id} for _, m in _rows(res)]
-        vectors = embed([str(f["content"]) if base == MEMORIES else recall.episode_text(
-            str(f["content"]), f.get("speaker") or f.get("role"),
-            _dt(f["event_at"]) or datetime.now(UTC)) for f in fields])
-        self._write(base, model_id, user_id, lambda c: c.upsert(
-            ids=res["ids"], embeddings=vectors, metadatas=[_pack(f, keys) for f in fields]))
+        fields = [{**_unpack(m, EPISODE_KEYS), "embedding_model": model_id}
+                  for _, m in _rows(res)]
+        vectors = embed([recall.episode_text(str(f["content"]), f.get("speaker") or f.get("role"),
+                                             _dt(f["event_at"]) or datetime.now(UTC))
+                         for f in fields])
+        self._write(EPISODES, model_id, user_id, lambda c: c.upsert(
+            ids=res["ids"], embeddings=vectors,
+            metadatas=[_pack(f, EPISODE_KEYS) for f in fields]))
         self._run(source, lambda c: c.delete(ids=res["ids"]), None)  # after: a crash repeats
         return len(res["ids"])
 

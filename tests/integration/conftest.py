@@ -230,6 +230,7 @@ def demo_data_untouched() -> Iterator[None]:
 
     from memq.pipeline.adapters.chroma import BASE_MODEL, ChromaStores
     from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+    from memq.pipeline.ids import content_hash
     from memq.schemas import Kind, StoredMemory
 
     user = f"demo-sentinel-{uuid.uuid4().hex[:8]}"
@@ -247,7 +248,8 @@ def demo_data_untouched() -> Iterator[None]:
     try:
         yield
         assert graph.get(user, [memory.id]) == [memory], "the suite changed the demo's Neo4j"
-        assert chroma.get(user, [memory.id]) == [memory], "the suite changed the demo's Chroma"
+        assert chroma.index(user)[memory.id].content_hash == content_hash(memory.content), \
+            "the suite changed the demo's Chroma"
         assert r.get(f"memq:sentinel:{user}") == "1", "the suite changed the demo's Redis"
     finally:
         graph.delete_user(user)

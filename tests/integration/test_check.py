@@ -86,19 +86,19 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
 
     rc, out = _check("--user", user_id)
     assert rc == 1
-    for content, kind in ((PM, "missing_in_vectors"), (BRIEF, "differs"),
+    for content, kind in ((PM, "missing_in_index"), (BRIEF, "differs"),
                           (CENTOS, "stale_facts"), (UBUNTU, "missing_in_graph")):
         assert f"{kind} {mid[content]} of {user_id}" in out, out
-    assert "status: vectors='current' graph='archived'" in out
+    assert "status: graph='archived' record='current'" in out
     res = memq("check", "--user", user_id, "--json", check=False)  # exits 1: drift
     assert res.returncode == 1
     report = json.loads(res.stdout)
     kinds = {d["memory_id"]: (d["kind"], d["source"], d["repairable"]) for d in report["drift"]}
     assert kinds == {
-        mid[PM]: ("missing_in_vectors", "audit", True),
+        mid[PM]: ("missing_in_index", "graph", True),
         mid[BRIEF]: ("differs", "audit", True),
-        mid[CENTOS]: ("stale_facts", "vectors", True),
-        mid[UBUNTU]: ("missing_in_graph", "vectors", True),
+        mid[CENTOS]: ("stale_facts", "graph", True),
+        mid[UBUNTU]: ("missing_in_graph", "audit", True),
     }
     # Every user at once names them too.
     rc, out = _check()
@@ -119,7 +119,8 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     assert facts["CentOS 7"]["invalid_at"] is not None
     assert facts["Ubuntu 22.04"]["expired_at"] is None
     repairs = [e for e in memq_json("audit", "--user", user_id) if e["operation"] == "repair"]
-    assert {e["memory_id"] for e in repairs} == {mid[c] for c in (PM, BRIEF, CENTOS, UBUNTU)}
+    # the graph's repairs are audited; the index's (PM) is a re-index, no change of state
+    assert {e["memory_id"] for e in repairs} == {mid[c] for c in (BRIEF, CENTOS, UBUNTU)}
     assert all(e["after"]["id"] == e["memory_id"] for e in repairs)
 
     # Repairing again changes nothing.
@@ -130,7 +131,7 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
 
 
 def test_unrepairable_drift_keeps_exit_code_one(user_id: str, graph: neo4j.Driver) -> None:
-    """A Memory node with no Chroma record and no audit snapshot: nothing to restore it from."""
+    """A damaged Memory node with no audit snapshot: nothing to restore it from."""
     memq("enqueue", "-", stdin=demo_lines(user_id))
     wait_done()
     orphan = f"m_orphan_{user_id}"
@@ -142,8 +143,8 @@ def test_unrepairable_drift_keeps_exit_code_one(user_id: str, graph: neo4j.Drive
     try:
         rc, out = _check("--user", user_id, "--repair")
         assert rc == 1
-        assert f"remains  missing_in_vectors {orphan} of {user_id}" in out
-        assert "unrepairable: no audit snapshot of it" in out
+        assert f"remains  differs {orphan} of {user_id}" in out, out
+        assert "unrepairable: a damaged node, and no audit snapshot of its version" in out
         rc, out = _check("--user", user_id)
         assert rc == 1 and orphan in out
     finally:
@@ -191,10 +192,9 @@ def test_repair_rebuilds_a_lost_index_from_the_graph(user_id: str) -> None:
     assert _searchable(user_id, mid[PM], "what is the user's job?")
 
 
-def test_records_not_in_the_layout_are_drift_and_repair_rewrites_them(user_id: str) -> None:
-    """A record written by a build before the layout was released (fields as metadata keys,
-    no packed record): check names it instead of failing, and --repair rewrites the index
-    from the graph (the graph's memory in the layout, a record the graph lacks deleted)."""
+def test_index_records_the_graph_does_not_vouch_for_are_rewritten(user_id: str) -> None:
+    """An index record with no content hash (as a build before the layout wrote it), and one
+    of no memory at all: check names both, and --repair rewrites the index from the graph."""
     memq("enqueue", "-", stdin=demo_lines(user_id))
     wait_done()
     listed = memq_json("memories", "--user", user_id, "--all")
@@ -205,8 +205,8 @@ def test_records_not_in_the_layout_are_drift_and_repair_rewrites_them(user_id: s
     col.add(ids=[mid[PM], "m_stray"], embeddings=[got["embeddings"][0]] * 2,
                metadatas=[{"user_id": user_id, "status": "current", "kind": "fact"}] * 2)
     rc, out = _check("--user", user_id)
-    assert rc == 1 and f"missing_in_vectors {mid[PM]} of {user_id}" in out, out
-    assert f"unreadable m_stray of {user_id}" in out, out
+    assert rc == 1 and f"index_differs {mid[PM]} of {user_id}" in out, out
+    assert f"not_in_graph m_stray of {user_id}" in out, out
     assert _check("--user", user_id, "--repair")[0] == 0
     assert _check("--user", user_id)[0] == 0
     assert "m_stray" not in col.get(ids=["m_stray"])["ids"]

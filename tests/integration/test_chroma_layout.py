@@ -16,9 +16,7 @@ from integration.conftest import CHROMA_PORT, memq_env
 from memq.pipeline.adapters.chroma import (
     BASE_MODEL,
     MEMORIES,
-    RECORD,
     ChromaStores,
-    memory_fields,
 )
 from memq.pipeline.adapters.chroma_log import INDEX
 from memq.pipeline.ids import content_hash
@@ -35,10 +33,10 @@ def _memory(user_id: str, n: int) -> StoredMemory:
                         valid_at=now, created_at=now, updated_at=now, embedding_model=BASE_MODEL)
 
 
-def test_a_user_has_their_own_collections_and_records_read_back_as_written() -> None:
+def test_a_user_has_their_own_collections_and_a_memory_record_is_an_index_entry() -> None:
     """Per user, per kind: the user's nearest neighbour is found in their own index,
-    unfiltered; a record reads back as written; a metadata-only write (a supersede) keeps
-    the vector and stays in the packed layout."""
+    unfiltered; a memory's record is its vector, content hash and status (the graph says
+    the rest); a status change keeps the vector; an episode reads back as written."""
     client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
     stores = ChromaStores.connect("127.0.0.1", CHROMA_PORT)
     users = [f"t-layout-{uuid.uuid4().hex[:8]}" for _ in range(2)]
@@ -52,8 +50,10 @@ def test_a_user_has_their_own_collections_and_records_read_back_as_written() -> 
     for u, user_id in enumerate(users):
         mine = client.get_collection(ChromaStores.collection_name(MEMORIES, BASE_MODEL, user_id))
         assert mine.count() == 3 + u and mine.metadata["user_id"] == user_id
-        got = {m.id: m for m in stores.memories(user_id, include_inactive=False)}
-        assert got == {m.id: m for m in (_memory(user_id, n) for n in range(3 + u))}
+        index = stores.index(user_id)
+        assert {i: (e.status, e.content_hash, e.model) for i, e in index.items()} == {
+            m.id: ("current", content_hash(m.content), BASE_MODEL)
+            for m in (_memory(user_id, n) for n in range(3 + u))}
         (top,) = stores.similar(user_id, [[float(i == 1) for i in range(384)]], BASE_MODEL, 1)
         assert top[0][0] == f"m_legacy_{user_id}_1"
         assert stores.count_episodes(user_id) == 1
@@ -67,11 +67,11 @@ def test_a_user_has_their_own_collections_and_records_read_back_as_written() -> 
     stores.upsert([superseded], [None])
     mine = client.get_collection(ChromaStores.collection_name(MEMORIES, BASE_MODEL, user_id))
     raw = mine.get(ids=[old.id], include=["metadatas", "embeddings"])
-    assert RECORD in raw["metadatas"][0]
-    assert memory_fields(raw["metadatas"][0])["superseded_by"] == new.id
+    assert raw["metadatas"][0] == {"status": "superseded", "content_hash": content_hash(
+        old.content)}
     assert [float(x) for x in raw["embeddings"][0]][:2] == [1.0, 0.0]  # the vector stayed
-    assert stores.get(user_id, [old.id]) == [superseded]
-    assert stores.exact(user_id, [new.content])[content_hash(new.content)] == new
+    assert stores.stored_hashes(user_id, [old.id, "m_nope"]) == {old.id: content_hash(
+        old.content)}
     for user_id in users:
         stores.delete_user(user_id)
 
@@ -82,13 +82,15 @@ def test_forgetting_a_user_drops_only_their_collections() -> None:
     for user_id in (keep, gone):
         stores.upsert([_memory(user_id, 0)], [[1.0] + [0.0] * 383])
     assert stores.delete_user(gone) == 1
-    assert stores.get(gone, [f"m_legacy_{gone}_0"]) == []
-    assert [m.id for m in stores.get(keep, [f"m_legacy_{keep}_0"])] == [f"m_legacy_{keep}_0"]
+    assert stores.memory_ids(gone) == set()
+    assert stores.memory_ids(keep) == {f"m_legacy_{keep}_0"}
     # another process that still holds the dropped collection writes into a new one
     other = ChromaStores.connect("127.0.0.1", CHROMA_PORT)
-    assert other.get(keep, [f"m_legacy_{keep}_0"])
+    assert other.memory_ids(keep)
     stores.upsert([_memory(gone, 1)], [[1.0] + [0.0] * 383])
-    assert [m.id for m in other.get(gone, [f"m_legacy_{gone}_1"])] == [f"m_legacy_{gone}_1"]
+    assert other.memory_ids(gone) == {f"m_legacy_{gone}_1"}
+    stores.delete_user(keep)
+    stores.delete_user(gone)
 
 
 def test_chromas_write_log_is_indexed_and_stays_consistent_through_chromas_writes() -> None:

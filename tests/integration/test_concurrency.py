@@ -19,7 +19,8 @@ from integration.conftest import REDIS_BASE, REPO, Worker, memq, memq_env, start
 pytestmark = pytest.mark.integration
 
 WRONG = ("duplicates", "wrong current values", "missing audit entries",
-         "wrong validity intervals", "graph/vector drift", "dead letters", "episodes missing")
+         "wrong validity intervals", "graph/fact drift", "index drift", "dead letters",
+         "episodes missing")
 
 
 def _stress(*args: str) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""check.find_drift / latest_snapshots / plan_repair on plain values: no store, no clock."""
+"""check.find_drift / latest_snapshots / plan_repair on plain values: no store, no clock. The
+graph is checked against its audit trail, the index against the graph."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from memq.pipeline.check import (
     latest_snapshots,
     plan_repair,
 )
+from memq.pipeline.ports import IndexEntry
 from memq.schemas import AuditEntry, Kind, Operation, Status, StoredMemory, Triple
 
 USER = "u1"
@@ -47,7 +49,7 @@ def node(m: StoredMemory, **changes: Any) -> GraphMemory:
     g = GraphMemory(id=m.id, user_id=m.user_id, status=str(m.status), content=m.content,
                     valid_at=m.valid_at, invalid_at=m.invalid_at, updated_at=m.updated_at,
                     open_fact_ids=fact_ids(m) if m.is_current else frozenset(),
-                    closed_fact_ids=frozenset() if m.is_current else fact_ids(m))
+                    closed_fact_ids=frozenset() if m.is_current else fact_ids(m), state=m)
     return replace(g, **changes)
 
 
@@ -70,122 +72,107 @@ def only(drifts: list[Drift]) -> Drift:
     return drifts[0]
 
 
+def indexed(*memories: StoredMemory, **changes: Any) -> dict[str, IndexEntry]:
+    """The index entries the pipeline writes for these memories."""
+    return {m.id: replace(IndexEntry(id=m.id, status=str(m.status),
+                                     content_hash=ids.content_hash(m.content),
+                                     model=m.embedding_model), **changes) for m in memories}
+
+
+def drift(index: dict[str, IndexEntry], graph: list[GraphMemory],
+          snapshots: dict[str, StoredMemory]) -> list[Drift]:
+    return find_drift(index, graph, snapshots, user_id=USER)
+
+
 # -- no drift ----------------------------------------------------------------------------------
-def test_agreeing_sides_have_no_drift() -> None:
+def test_agreeing_stores_have_no_drift() -> None:
     cur = memory()
-    old = superseded(memory("The user lives in Porto."), T2)
-    assert find_drift([cur, old], [node(cur), node(old)], {}) == []
+    old = superseded(memory("The user's production environment is Debian."), T2)
+    assert drift(indexed(cur, old), [node(cur), node(old)], {cur.id: cur, old.id: old}) == []
 
 
 def test_sub_millisecond_time_differences_are_the_same_instant() -> None:
     m = memory()
     g = node(m, updated_at=m.updated_at + timedelta(microseconds=400))
-    assert find_drift([m], [g], {}) == []
+    assert drift(indexed(m), [g], {m.id: m}) == []
 
 
-# -- missing on one side -------------------------------------------------------------------------
-def test_missing_in_graph_restores_the_vector_record() -> None:
+def test_a_node_newer_than_every_snapshot_is_the_record() -> None:
     m = memory()
-    d = only(find_drift([m], [], {}))
-    assert d.kind is DriftKind.MISSING_IN_GRAPH
-    assert d.truth == m and d.source is Source.VECTORS
-    assert d.graph is None and d.vectors is not None and d.vectors["status"] == "current"
+    later = m.with_changes(importance=0.1, updated_at=T2)  # a decay: no snapshot of it
+    assert drift(indexed(later), [node(later)], {m.id: m}) == []
 
 
-def test_missing_in_graph_prefers_a_later_audit_snapshot() -> None:
+# -- the graph against its audit trail ------------------------------------------------------------
+def test_a_lost_node_is_restored_from_its_latest_snapshot() -> None:
     m = memory()
-    later = superseded(m, T3)
-    d = only(find_drift([m], [], {m.id: later}))
-    assert d.truth == later and d.source is Source.AUDIT
+    d = only(drift(indexed(m), [], {m.id: m}))
+    assert (d.kind, d.truth, d.source) == (DriftKind.MISSING_IN_GRAPH, m, Source.AUDIT)
 
 
-def test_missing_in_vectors_restores_the_latest_snapshot() -> None:
+def test_a_node_older_than_its_latest_snapshot_takes_the_snapshot() -> None:
     m = memory()
-    d = only(find_drift([], [node(m)], {m.id: m}))
-    assert d.kind is DriftKind.MISSING_IN_VECTORS
-    assert d.truth == m and d.source is Source.AUDIT and d.repairable
-    assert d.vectors is None
+    later = superseded(m, T2)
+    d = only(drift(indexed(m), [node(m)], {m.id: later}))
+    assert (d.kind, d.truth, d.source) == (DriftKind.DIFFERS, later, Source.AUDIT)
+    assert "status" in d.fields
 
 
-def test_missing_in_vectors_without_snapshot_is_unrepairable() -> None:
+def test_a_node_that_disagrees_with_the_snapshot_of_its_version_takes_it() -> None:
     m = memory()
-    d = only(find_drift([], [node(m)], {}))
-    assert d.kind is DriftKind.MISSING_IN_VECTORS
-    assert not d.repairable and d.truth is None and d.source is None
-    assert "unrepairable" in d.describe()
+    d = only(drift(indexed(m), [node(m, status="archived")], {m.id: m}))
+    assert (d.kind, d.fields, d.truth) == (DriftKind.DIFFERS, ("status",), m)
 
 
-# -- differs: the later updated_at wins ----------------------------------------------------------
-def test_vectors_updated_later_win() -> None:
-    old = memory()
-    new = superseded(old, T2)  # chroma has the supersede, the graph missed it
-    d = only(find_drift([new], [node(old)], {old.id: old}))
-    assert d.kind is DriftKind.DIFFERS
-    assert d.fields == ("status", "invalid_at", "updated_at")
-    assert d.truth == new and d.source is Source.VECTORS
-    assert d.vectors and d.graph
-    assert (d.vectors["status"], d.graph["status"]) == ("superseded", "current")
-
-
-def test_graph_updated_later_wins_with_its_snapshot() -> None:
-    old = memory()
-    new = superseded(old, T2)  # the graph (and its audit trail) has the supersede
-    d = only(find_drift([old], [node(new)], {old.id: new}))
-    assert d.kind is DriftKind.DIFFERS
-    assert d.truth == new and d.source is Source.GRAPH
-
-
-def test_graph_updated_later_without_its_snapshot_is_unrepairable() -> None:
-    old = memory()
-    new = superseded(old, T2)
-    d = only(find_drift([old], [node(new)], {old.id: old}))  # the snapshot is the older state
-    assert d.kind is DriftKind.DIFFERS and not d.repairable
-
-
-def test_tie_is_decided_by_the_snapshot_of_that_version() -> None:
+def test_a_damaged_node_without_a_snapshot_is_unrepairable() -> None:
     m = memory()
-    tampered = node(m, status="archived")  # status changed in place, updated_at untouched
-    d = only(find_drift([m], [tampered], {m.id: m}))
-    assert d.kind is DriftKind.DIFFERS and d.fields == ("status",)
-    assert d.truth == m and d.source is Source.AUDIT
-    assert "status: vectors='current' graph='archived'" in d.describe()
+    d = only(drift(indexed(m), [node(m, state=None)], {}))
+    assert d.kind is DriftKind.DIFFERS and not d.repairable and d.truth is None
 
 
-def test_tie_without_snapshot_is_unrepairable() -> None:
-    m = memory()
-    d = only(find_drift([m], [node(m, content="Something else.")], {}))
-    assert d.kind is DriftKind.DIFFERS and d.fields == ("content",) and not d.repairable
-
-
-# -- stale facts ----------------------------------------------------------------------------------
 def test_open_fact_of_a_superseded_memory_is_stale() -> None:
-    old = superseded(memory(), T2)
-    d = only(find_drift([old], [node(old, open_fact_ids=fact_ids(old),
-                                      closed_fact_ids=frozenset())], {}))
-    assert d.kind is DriftKind.STALE_FACTS
-    assert d.truth == old and d.source is Source.VECTORS
-    (problem,) = d.fields
-    assert problem.endswith("open on a superseded memory")
+    m = superseded(memory(), T2)
+    g = node(m, open_fact_ids=fact_ids(m), closed_fact_ids=frozenset())
+    d = only(drift(indexed(m), [g], {m.id: m}))
+    assert d.kind is DriftKind.STALE_FACTS and d.truth == m and d.source is Source.GRAPH
+    assert "open on a superseded memory" in d.fields[0]
 
 
 def test_current_memory_with_closed_or_missing_fact_is_stale() -> None:
-    other = Triple(subject="user", predicate="lives_in", object="Lisbon")
-    m = memory(triples=(PROD, other))
-    prod_id, other_id = (ids.triple_id(m.id, t.subject, t.predicate, t.object)
-                         for t in (PROD, other))
-    g = node(m, open_fact_ids=frozenset({"t_foreign"}), closed_fact_ids=frozenset({prod_id}))
-    d = only(find_drift([m], [g], {}))
+    extra = Triple(subject="user", predicate="works_at", object="Acme")
+    m = memory(triples=(PROD, extra))
+    prod, acme = sorted(fact_ids(m))
+    d = only(drift(indexed(m), [node(m, open_fact_ids=frozenset(),
+                                     closed_fact_ids=frozenset({prod}))], {m.id: m}))
     assert d.kind is DriftKind.STALE_FACTS
-    assert set(d.fields) == {f"{prod_id} closed on a current memory",
-                             f"{other_id} missing on a current memory",
-                             "t_foreign open but not a triple of the memory"}
+    assert set(d.fields) == {f"{prod} closed on a current memory",
+                             f"{acme} missing on a current memory"}
 
 
-def test_differs_takes_precedence_over_facts() -> None:
+def test_graph_drift_takes_precedence_over_facts_and_index() -> None:
     m = memory()
-    d = only(find_drift([m], [node(m, status="superseded", open_fact_ids=frozenset())],
-                        {m.id: m}))
+    d = only(drift({}, [node(m, status="superseded", open_fact_ids=frozenset())], {m.id: m}))
     assert d.kind is DriftKind.DIFFERS
+
+
+# -- the index against the graph --------------------------------------------------------------
+def test_index_drift_is_named_and_repaired_by_the_re_index() -> None:
+    gone, stale, moved = memory("The user is a PM."), memory(), memory("The user likes tea.")
+    done = superseded(memory("The user is in Oslo."), T2)
+    index = {**indexed(stale, content_hash="other"), **indexed(moved, model="older-model"),
+             **indexed(done, status="current"),
+             "m_stray": IndexEntry(id="m_stray", status="current", content_hash="x", model=MODEL)}
+    found = {d.memory_id: d for d in drift(index, [node(m) for m in (gone, stale, moved, done)],
+                                           {})}
+    assert {i: (d.kind, d.fields) for i, d in found.items()} == {
+        gone.id: (DriftKind.MISSING_IN_INDEX, ()),
+        stale.id: (DriftKind.INDEX_DIFFERS, ("content_hash",)),
+        moved.id: (DriftKind.INDEX_DIFFERS, ("model",)),
+        done.id: (DriftKind.INDEX_DIFFERS, ("status",)),
+        "m_stray": (DriftKind.NOT_IN_GRAPH, ()),
+    }
+    assert all(d.repairable for d in found.values())
+    assert plan_repair(list(found.values()), model_id=MODEL, now=NOW).memories == []
 
 
 # -- snapshots ------------------------------------------------------------------------------------
@@ -210,27 +197,13 @@ def test_latest_snapshot_tie_goes_to_the_later_entry() -> None:
 
 
 # -- repair plan ----------------------------------------------------------------------------------
-def test_repair_plan_reembeds_only_missing_or_changed_content() -> None:
-    gone = memory("The user is a product manager.")
-    wrong = memory()
-    renamed = memory("The user prefers short answers.", updated_at=T2)
-    drifts = find_drift(
-        [wrong, renamed], [node(gone), node(wrong, status="archived"),
-                           node(renamed, content="Old words.", updated_at=T1)],
-        {gone.id: gone, wrong.id: wrong})
-    plan = plan_repair(drifts, model_id=MODEL, now=NOW)
-    assert not plan.skipped
-    reembed = {m.id: r for m, r in zip(plan.memories, plan.reembed, strict=True)}
-    assert reembed == {gone.id: True, wrong.id: False, renamed.id: False}
-    # renamed: chroma (later) already holds the new content and its vector
-
-
 def test_repair_entries_are_deterministic_repair_audits() -> None:
     m = memory()
-    drifts = find_drift([m], [node(m, status="archived")], {m.id: m})
+    drifts = drift(indexed(m), [node(m, status="archived")], {m.id: m})
     first = plan_repair(drifts, model_id=MODEL, now=NOW)
     again = plan_repair(drifts, model_id=MODEL, now=NOW + timedelta(hours=1))
     (audit,) = first.audit
+    assert first.memories == [m]
     assert audit.operation is Operation.REPAIR
     assert audit.id == ids.audit_id(f"repair:differs:{m.updated_at.isoformat()}", m.id, "repair")
     assert audit.id == again.audit[0].id
@@ -241,17 +214,21 @@ def test_repair_entries_are_deterministic_repair_audits() -> None:
 def test_repair_skips_unrepairable_and_foreign_models() -> None:
     lost = memory("The user lives in Porto.")
     foreign = memory().with_changes(embedding_model="other-model")
-    drifts = find_drift([], [node(lost), node(foreign)], {foreign.id: foreign})
+    drifts = drift({}, [node(lost, state=None), node(foreign, status="archived")],
+                   {foreign.id: foreign})
     plan = plan_repair(drifts, model_id=MODEL, now=NOW)
     assert plan.memories == []
     skipped = dict((d.memory_id, why) for d, why in plan.skipped)
-    assert skipped[lost.id] == "no audit snapshot of it"
+    assert "no audit snapshot" in skipped[lost.id]
     assert "other-model" in skipped[foreign.id]
 
 
-def test_drift_json_is_serialisable() -> None:
+def test_drift_json_is_serialisable_and_lines_read() -> None:
     m = memory()
-    (d,) = find_drift([m], [node(m, status="archived")], {m.id: m})
+    (d,) = drift(indexed(m), [node(m, status="archived")], {m.id: m})
     out = json.loads(json.dumps(d.to_json()))
     assert out["kind"] == "differs" and out["fields"] == ["status"]
     assert out["truth"]["id"] == m.id and out["source"] == "audit" and out["repairable"]
+    assert "status: graph='archived' record='current'" in d.describe()
+    (e,) = drift({}, [node(m)], {m.id: m})
+    assert e.describe().startswith(f"missing_in_index {m.id} of {USER}: not in the index")

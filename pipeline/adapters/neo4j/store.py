@@ -23,6 +23,7 @@ from typing import Any
 
 import neo4j
 import neo4j.exceptions as nx
+from pydantic import ValidationError
 
 from memq.pipeline import ids, recall
 from memq.pipeline.check import GraphMemory
@@ -133,12 +134,20 @@ def stored_memory(props: dict[str, Any]) -> StoredMemory:
     return StoredMemory.model_validate(values)
 
 
+def _parsed(props: dict[str, Any]) -> StoredMemory | None:
+    try:
+        return stored_memory(props)
+    except (ValidationError, ValueError, TypeError):
+        return None  # a damaged node: memq check says so
+
+
 def _graph_memory(row: dict[str, Any]) -> GraphMemory:
     return GraphMemory(
         id=row["id"], user_id=row["user_id"], status=str(row["status"]),
         content=str(row["content"]), valid_at=_native(row["valid_at"]),
         invalid_at=_native(row["invalid_at"]), updated_at=_native(row["updated_at"]),
         open_fact_ids=frozenset(row["open_facts"]), closed_fact_ids=frozenset(row["closed_facts"]),
+        state=_parsed(row["props"]),
     )
 
 
