@@ -56,7 +56,8 @@ def _turn_id(m: Message, nth: int) -> str:
 
 
 def messages_to_batches(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-                        session_id: str | None, now: datetime) -> list[IngestBatch]:
+                        session_id: str | None, now: datetime,
+                        metadata: Mapping[str, Any] | None = None) -> list[IngestBatch]:
     """Chat messages -> the ingest contract. A message without a timestamp is dated ``now``
     plus its position in microseconds (order kept); the session defaults to the UTC day."""
     from memq.workers.client import chunk_batches  # noqa: PLC0415
@@ -73,7 +74,7 @@ def messages_to_batches(user_id: str, messages: Sequence[Mapping[str, Any] | Mes
         if when.tzinfo is None:
             raise ValueError(f"messages[{position}].timestamp needs a time zone")
         turns.append(Turn(turn_id=_turn_id(m, seen[key]), role=m.role, content=m.content,
-                          timestamp=when, speaker=m.name))
+                          timestamp=when, speaker=m.name, metadata=dict(metadata or {})))
     session = session_id or f"s-{now:%Y-%m-%d}"
     return chunk_batches(user_id, session, turns)
 
@@ -168,6 +169,14 @@ class Client:
         before = wiring.graph().turns_before(user_id, [h.id for h in hits if h.type == "episode"])
         return render_context(hits, max_tokens, before=before)
 
+    def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
+        """The user says the memory is wrong: from now on it says ``text`` (the old version
+        stays, superseded, "corrected by the user" in the audit trail); returns the memory
+        as it now is. LookupError when the user has no such current memory."""
+        from memq.workers.correct import correct_memory  # noqa: PLC0415
+
+        return correct_memory(user_id, memory_id, text)
+
     def forget(self, user_id: str, memory_id: str | None = None, *,
                with_sources: bool = False) -> ForgetReport:
         """Every store; the audit keeps content-free tombstones. One memory's source turns
@@ -240,6 +249,9 @@ class AsyncClient:
                       now: datetime | None = None) -> str:
         return await asyncio.to_thread(self._sync.context, user_id, query,
                                        max_tokens=max_tokens, k=k, now=now)
+
+    async def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
+        return await asyncio.to_thread(self._sync.correct, user_id, memory_id, text)
 
     async def forget(self, user_id: str, memory_id: str | None = None, *,
                      with_sources: bool = False) -> ForgetReport:

@@ -18,6 +18,9 @@ From a host outside the trusted network, with only the API's URL and a key (``me
     from memq import HttpClient
     memory = HttpClient("https://memq.example", api_key="mq_...")  # or MEMQ_API_URL / _KEY
 
+Code written for mem0 runs with ``from memq import Memory`` (``memq.workers.mem0``: mem0's
+calls and results, memq's pipeline underneath).
+
 The clients are loaded on first use, so ``import memq`` stays light.
 """
 
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memq.workers.api import AsyncClient, Client
     from memq.workers.http_client import ApiError, AsyncHttpClient, HttpClient
+    from memq.workers.mem0 import AsyncMemory, Memory
 
 
 
@@ -48,7 +52,8 @@ def _version() -> str:
 
 __version__ = _version()
 
-__all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "Client", "HttpClient", "__version__"]
+__all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "AsyncMemory", "Client", "HttpClient",
+           "Memory", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -56,6 +61,10 @@ def __getattr__(name: str) -> Any:
         from memq.workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
 
         return getattr(api, name)
+    if name in ("Memory", "AsyncMemory"):
+        from memq.workers import mem0  # noqa: PLC0415
+
+        return getattr(mem0, name)
     if name in ("HttpClient", "AsyncHttpClient", "ApiError"):
         from memq.workers import http_client  # noqa: PLC0415
 

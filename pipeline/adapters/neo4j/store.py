@@ -308,9 +308,16 @@ class Neo4jGraph:
         with _transient(), self._session() as session:
             session.execute_write(work)
 
-    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+    def owner(self, memory_id: str) -> str | None:
+        """The user whose memory this is, if any."""
+        rows = self._run("memory_owner", memory_id=memory_id)
+        return str(rows[0]["user_id"]) if rows else None
+
+    def audit(self, user_id: str, memory_id: str | None = None, *,
+              batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         entries = []
-        for row in self._run("audit", user_id=user_id, memory_id=memory_id):
+        for row in self._run("audit", user_id=user_id, memory_id=memory_id,
+                             batch_ids=list(batch_ids) if batch_ids is not None else None):
             props = {k: _native(v) for k, v in row["entry"].items() if k != "seq"}
             for key in ("before", "after"):
                 props[key] = json.loads(props[key]) if props.get(key) else None
@@ -355,9 +362,20 @@ class Neo4jGraph:
                 "text": t.content, "role": t.role, "speaker": t.speaker,
                 "search_text": recall.search_text(t.content, t.speaker, previous, t.timestamp),
                 "neighbors": near,
+                "metadata_json": json.dumps(t.metadata, ensure_ascii=False, sort_keys=True)
+                if t.metadata else None,
                 "event_at": _iso(t.timestamp), "created_at": _iso(now)}})
         self._run("add_episodes", episodes=rows)
         return len(rows)
+
+    def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The metadata the producer gave these turns (``<session>/<turn>``), those that had
+        any."""
+        if not refs:
+            return {}
+        wanted = sorted({ids.episode_id(user_id, ref) for ref in refs})
+        return {str(r["ref"]): json.loads(r["metadata"]) for r in self._run(
+            "turn_metadata", user_id=user_id, ids=wanted)}
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
         wanted = [ids.episode_id(user_id, ref) for ref in refs]
