@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -339,6 +340,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError('memq mcp needs the MCP SDK: pip install "memq[mcp]"')
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: a port is 1-65535")
+    from memq.workers.mcp import serve  # noqa: PLC0415
+
+    serve(args.user, args.transport, args.host, args.port)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from memq.workers.lifecycle import all_users, timed  # noqa: PLC0415
 
@@ -512,6 +524,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.set_defaults(fn=cmd_serve)
+    p = sub.add_parser("mcp", help="an MCP server for one user (stdio, or streamable HTTP)")
+    p.add_argument("--user", required=True, help="the one user its tools read and write")
+    p.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.set_defaults(fn=cmd_mcp)
     for name, fn in (("memories", cmd_memories), ("audit", cmd_audit), ("facts", cmd_facts),
                      ("search", cmd_search), ("forget", cmd_forget),
                      ("context", cmd_context)):

@@ -1,0 +1,124 @@
+"""``memq mcp``: memq as an MCP server (the official Python SDK's ``MCPServer``), over stdio
+(an MCP host such as Claude Desktop or an IDE launches it) or streamable HTTP.
+
+One server serves **one user**, named when it starts (``--user``): no tool takes a user id,
+so a model cannot read or write another user's memory whatever it asks. With ``MEMQ_API_URL``
+(and ``MEMQ_API_KEY``) set, the server talks to ``memq serve`` over HTTP with that key: the
+user is then the key's tenant's, and the key's scopes hold. Otherwise it reaches the stores
+directly, as ``memq.Client`` does (a host on the trusted network).
+
+Tools: ``remember`` (turns in; returns at once, or when applied with ``wait``),
+``search_memory``, ``get_context`` (the prompt-ready block), ``list_memories`` and
+``forget_memory`` (one memory, in every store). The streamable HTTP transport listens on
+loopback unless told otherwise; it has no authentication of its own (the SDK's OAuth is not
+wired): expose it only behind a proxy that authenticates.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from memq.workers.api import hit_json, json_default
+
+
+class _Memory(Protocol):
+    """What the tools need of a client: ``memq.Client`` and ``memq.HttpClient`` both are."""
+
+    def add(self, user_id: str, messages: Any, session_id: str | None = None) -> list[str]: ...
+
+    def wait(self, delivery_ids: Any, timeout: float = ...) -> Any: ...
+
+    def search(self, user_id: str, query: str, k: int = 10) -> Any: ...
+
+    def context(self, user_id: str, query: str, *, max_tokens: int = ...) -> str: ...
+
+    def memories(self, user_id: str, *, include_inactive: bool = ...) -> Any: ...
+
+    def forget(self, user_id: str, memory_id: str | None = ...) -> Any: ...
+
+
+class Turn(BaseModel):
+    """One message of the conversation."""
+
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str = Field(min_length=1)
+    name: str | None = Field(default=None, description="who said it, when several people talk")
+
+
+def _client() -> _Memory:
+    from memq.workers import wiring  # noqa: PLC0415
+
+    s = wiring.settings()
+    if s.api_url:
+        from memq.workers.http_client import HttpClient  # noqa: PLC0415
+
+        return HttpClient()
+    from memq.workers.api import Client  # noqa: PLC0415
+
+    return Client()
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return json_default(value)
+
+
+def build(user_id: str, client: _Memory | None = None) -> Any:
+    """The MCP server for ``user_id`` (an ``mcp.server.MCPServer``)."""
+    from mcp.server import MCPServer  # noqa: PLC0415
+
+    memory = client if client is not None else _client()
+    server = MCPServer("memq", instructions=(
+        "Long-term memory of one user. Call search_memory or get_context before answering "
+        "about the user; call remember with what the user said worth keeping."))
+
+    @server.tool()
+    def remember(turns: list[Turn], session_id: str | None = None,
+                 wait: bool = False) -> dict[str, Any]:
+        """Keep these turns of the conversation. Returns at once (memq applies them in the
+        background), or when they are applied if ``wait``."""
+        messages = [t.model_dump(exclude_none=True) for t in turns]
+        for m in messages:
+            m["timestamp"] = datetime.now(UTC).isoformat()
+        ids = memory.add(user_id, messages, session_id)
+        if not wait:
+            return {"delivery_ids": ids, "state": "queued"}
+        statuses = memory.wait(ids, 120.0)
+        return {"delivery_ids": ids, "states": [s.state for s in statuses]}
+
+    @server.tool()
+    def search_memory(query: str, k: int = 10) -> list[dict[str, Any]]:
+        """The user's memories and past turns that best match ``query``, best first."""
+        return [hit_json(h) for h in memory.search(user_id, query, k)]
+
+    @server.tool()
+    def get_context(query: str, max_tokens: int = 800) -> str:
+        """A prompt-ready block of what memq knows about ``query``: the memories (current,
+        then no longer true), then the dated turns."""
+        return memory.context(user_id, query, max_tokens=max_tokens)
+
+    @server.tool()
+    def list_memories(include_inactive: bool = False) -> list[dict[str, Any]]:
+        """The user's current memories (every one, superseded and archived too, if asked)."""
+        return [_plain(m) for m in memory.memories(user_id, include_inactive=include_inactive)]
+
+    @server.tool()
+    def forget_memory(memory_id: str) -> dict[str, Any]:
+        """Forget one memory in every store (the audit keeps a content-free tombstone)."""
+        return dict(_plain(memory.forget(user_id, memory_id)))
+
+    return server
+
+
+def serve(user_id: str, transport: str, host: str, port: int) -> None:
+    server = build(user_id)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
