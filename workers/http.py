@@ -67,6 +67,10 @@ class ContextRequest(BaseModel):
     k: int = Field(default=20, ge=1, le=100)
 
 
+class Correction(BaseModel):
+    text: str = Field(min_length=1, max_length=4_000)  # what the memory says from now on
+
+
 class StatusRequest(BaseModel):
     delivery_ids: list[str] = Field(min_length=1, max_length=1_000)
     # wait up to this long for every delivery to finish (done or dead-lettered)
@@ -328,6 +332,20 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         episodes, in every store); by default they stay, as the user's other turns do."""
         report = client.forget(caller.user(user_id), memory_id, with_sources=with_sources)
         return caller.out(report.to_json())  # type: ignore[no-any-return]
+
+    @app.patch("/v1/users/{user_id}/memories/{memory_id}",
+               summary="Correct one memory (audited: the old version is kept, superseded)")
+    def correct_memory(caller: Writer, user_id: str, memory_id: str,
+                       body: Correction) -> dict[str, Any]:
+        """The memory says ``text`` from now on; the answer is the memory as it now is (a
+        new id: a memory's id follows from its text). 404: the user has no such current
+        memory."""
+        try:
+            memory = client.correct(caller.user(user_id), memory_id, body.text)
+        except LookupError as exc:
+            raise HTTPException(404, f"no current memory {memory_id} of user {user_id}"
+                                ) from exc
+        return caller.out(memory.model_dump(mode="json"))  # type: ignore[no-any-return]
 
     @app.get("/v1/access", summary="The tenant's access record (admin): who read what, when")
     def get_access(caller: Admin, limit: int = Query(default=100, ge=1, le=10_000)

@@ -162,6 +162,11 @@ class _Calls:
         return _Call("DELETE", f"/v1/users/{user_id}", _report)
 
     @staticmethod
+    def correct(user_id: str, memory_id: str, text: str) -> _Call:
+        return _Call("PATCH", f"/v1/users/{user_id}/memories/{memory_id}",
+                     StoredMemory.model_validate, json={"text": text})
+
+    @staticmethod
     def access(limit: int) -> _Call:
         return _Call("GET", "/v1/access", list, params={"limit": limit})
 
@@ -254,6 +259,11 @@ class HttpClient:
         report: ForgetReport = self._do(_Calls.forget(user_id, memory_id, with_sources))
         return report
 
+    def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
+        """An audited correction (``memq.Client.correct``); ApiError 404: no such memory."""
+        memory: StoredMemory = self._do(_Calls.correct(user_id, memory_id, text))
+        return memory
+
     def access(self, limit: int = 100) -> list[dict[str, str]]:
         """The tenant's access record, newest first (an admin key)."""
         return list(self._do(_Calls.access(limit)))
@@ -328,6 +338,10 @@ class AsyncHttpClient:
                      with_sources: bool = False) -> ForgetReport:
         report: ForgetReport = await self._do(_Calls.forget(user_id, memory_id, with_sources))
         return report
+
+    async def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
+        memory: StoredMemory = await self._do(_Calls.correct(user_id, memory_id, text))
+        return memory
 
     async def access(self, limit: int = 100) -> list[dict[str, str]]:
         return list(await self._do(_Calls.access(limit)))

@@ -107,6 +107,35 @@ def test_each_route_against_each_kind_of_key(server: Api, keys: dict[str, str]) 
         assert admin.status_code in (200, 202), f"{what}: {admin.status_code}"
 
 
+def test_correcting_a_memory_over_http(server: Api, keys: dict[str, str]) -> None:
+    """PATCH /v1/users/{id}/memories/{mid} is a write: refused without a key or with a read
+    key, 404 for a memory the user does not have (another tenant's included), and an audited
+    correction through the HTTP client."""
+    from memq import HttpClient
+
+    user = _user("correct")
+    path = f"/v1/users/{user}/memories/m_none"
+    body = {"text": "The user lives in Porto."}
+    assert _call(server, "PATCH", path, body).status_code == 401
+    assert _call(server, "PATCH", path, body, key=keys["read"]).status_code == 403
+    assert _call(server, "PATCH", path, body, key=keys["write"]).status_code == 404
+    _write_and_wait(server, keys["write"], user, ["I live in Lisbon."])
+    mine = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["read"]).json()
+    (lisbon,) = [m for m in mine if "Lisbon" in m["content"]]
+    other = _call(server, "PATCH", f"/v1/users/{user}/memories/{lisbon['id']}", body,
+                  key=keys["b_admin"])
+    assert other.status_code == 404, other.text  # tenant B's "user" is B's own: no such memory
+    memory = HttpClient(server.base, api_key=keys["write"]).correct(
+        user, lisbon["id"], "The user lives in Porto.")
+    assert memory.content == "The user lives in Porto." and memory.user_id == user
+    now = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["read"]).json()
+    assert [m["content"] for m in now] == ["The user lives in Porto."]
+    trail = _call(server, "GET", f"/v1/users/{user}/audit", key=keys["read"],
+                  memory_id=lisbon["id"]).json()
+    assert trail[-1]["operation"] == "supersede"
+    assert trail[-1]["reason"] == "corrected by the user"
+
+
 def test_the_authorization_header_fuzzed(server: Api, keys: dict[str, str]) -> None:
     good = keys["read"]
     path = f"/v1/users/{_user('fuzz')}/memories"
