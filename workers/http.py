@@ -20,16 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import redis
 import structlog
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memq.pipeline.errors import PermanentError, TransientError
+from memq.schemas import AuditEntry, StoredMemory, TurnLine
 from memq.workers import auth, wiring
 from memq.workers.api import (
     Client,
@@ -65,6 +66,81 @@ class ContextRequest(BaseModel):
     query: str = Field(min_length=1)
     max_tokens: int = Field(default=800, ge=1, le=32_000)
     k: int = Field(default=20, ge=1, le=100)
+
+
+# -- the answers, typed (the OpenAPI document's schemas: a generated client gets them) --------
+class Enqueued(BaseModel):
+    delivery_ids: list[str]
+    batches: int
+
+
+class DeliveryState(BaseModel):
+    delivery_id: str
+    state: Literal["queued", "started", "extracted", "done", "dead_lettered", "unknown"]
+    user_id: str | None = None
+    reason: str | None = None  # why, when dead-lettered
+    finished: bool
+
+
+class SearchHit(BaseModel):
+    """A memory or an episode (a raw turn), best first."""
+
+    id: str
+    type: Literal["memory", "episode"]
+    content: str
+    score: float
+    event_at: datetime
+    created_at: datetime
+    source_turn_ids: list[str]
+    kind: str | None = None
+    confidence: float | None = None
+    status: str | None = None
+    role: str | None = None
+    speaker: str | None = None
+    neighbors: list[str] = Field(default_factory=list)
+
+
+class ContextBlock(BaseModel):
+    user_id: str
+    context: str
+
+
+class Fact(BaseModel):
+    """A triple with its times: valid (world) and created / expired (system)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    subject: str
+    predicate: str
+    object: str
+    memory_id: str
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    created_at: datetime | None = None
+    expired_at: datetime | None = None
+    source_turn_ids: list[str] = Field(default_factory=list)
+
+
+class Forgotten(BaseModel):
+    """What a forget removed (``graph``: nodes and FACT edges deleted plus audit entries
+    stripped of content)."""
+
+    user_id: str
+    memory_id: str | None = None
+    chroma: int
+    graph: int
+    redis_keys: int
+    queued: int
+    dead_letters: int
+    episodes: int
+    total: int
+
+
+# the body of POST /v1/turns: a conversation, or the lines of `memq enqueue` (the route
+# parses it itself, to answer 400 with a reason per item; this is its documented schema)
+TURNS_BODY = TypeAdapter(AddRequest | list[TurnLine])
+_TURNS_SCHEMA = TURNS_BODY.json_schema(ref_template="#/components/schemas/{model}")
+_TURNS_DEFS = _TURNS_SCHEMA.pop("$defs", {})
 
 
 class Correction(BaseModel):
@@ -174,6 +250,17 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                               "Every /v1 route wants `Authorization: Bearer <key>` "
                               "(`memq keys create`).")
     client = Client()
+    default_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's document, with the schemas the body of /v1/turns refers to."""
+        doc = default_openapi()
+        held = doc.setdefault("components", {}).setdefault("schemas", {})
+        for name, schema in _TURNS_DEFS.items():
+            held.setdefault(name, schema)
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
     if not auth_on:
         log.warning("MEMQ_AUTH=off: no API keys; anyone who reaches this port reads, writes "
                     "and forgets every user. For local development only.")
@@ -214,7 +301,10 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     async def _permanent(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=422)
 
-    @app.post("/v1/turns", status_code=202, summary="Enqueue turns or a conversation")
+    @app.post("/v1/turns", status_code=202, summary="Enqueue turns or a conversation",
+              response_model=Enqueued, openapi_extra={"requestBody": {
+                  "required": True, "content": {"application/json": {
+                      "schema": _TURNS_SCHEMA}}}})
     async def post_turns(request: Request, caller: Writer) -> dict[str, Any]:
         """Body: a JSON array of turn objects (the fields of a ``memq enqueue`` line), or
         ``{"user_id", "messages": [{"role", "content", "name"?, "timestamp"?}],
@@ -273,12 +363,14 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                 "user_id": auth.external_user(caller.tenant, st.user_id),
                 "reason": st.reason, "finished": st.finished}
 
-    @app.get("/v1/deliveries/{delivery_id}", summary="Where a delivery is")
+    @app.get("/v1/deliveries/{delivery_id}", summary="Where a delivery is",
+             response_model=DeliveryState)
     def get_delivery(delivery_id: str, caller: Sender) -> dict[str, Any]:
         (st,) = client.status([delivery_id])
         return _status(caller, st)
 
-    @app.post("/v1/deliveries", summary="Where these deliveries are (wait_s: until finished)")
+    @app.post("/v1/deliveries", summary="Where these deliveries are (wait_s: until finished)",
+              response_model=list[DeliveryState])
     def post_deliveries(req: StatusRequest, caller: Sender
                         ) -> list[dict[str, Any]]:
         # blocks until they finish (woken as each does) or wait_s; never for another tenant's
@@ -289,7 +381,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         return [_status(caller, Status(**found.get(d, {"delivery_id": d, "state": "unknown"})))
                 for d in req.delivery_ids]
 
-    @app.get("/v1/users/{user_id}/memories")
+    @app.get("/v1/users/{user_id}/memories", response_model=list[StoredMemory])
     def get_memories(caller: Reader, user_id: str,
                      include_all: bool = Query(default=False, alias="all"),
                      as_of: datetime | None = None) -> list[dict[str, Any]]:
@@ -299,33 +391,35 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                                 as_of=as_of)
         return caller.out([m.model_dump(mode="json") for m in found])  # type: ignore[no-any-return]
 
-    @app.get("/v1/users/{user_id}/facts")
+    @app.get("/v1/users/{user_id}/facts", response_model=list[Fact])
     def get_facts(user_id: str, caller: Reader) -> list[dict[str, Any]]:
         rows = json.loads(json.dumps(client.facts(caller.user(user_id)), default=json_default))
         return caller.out(rows)  # type: ignore[no-any-return]
 
-    @app.get("/v1/users/{user_id}/audit")
+    @app.get("/v1/users/{user_id}/audit", response_model=list[AuditEntry])
     def get_audit(caller: Reader, user_id: str, memory_id: str | None = Query(default=None)
                   ) -> list[dict[str, Any]]:
         entries = client.audit(caller.user(user_id), memory_id)
         return caller.out([e.model_dump(mode="json") for e in entries])  # type: ignore[no-any-return]
 
-    @app.post("/v1/search")
+    @app.post("/v1/search", response_model=list[SearchHit])
     def post_search(req: SearchRequest, caller: Reader) -> list[dict[str, Any]]:
         return [hit_json(h) for h in client.search(caller.user(req.user_id), req.query, req.k,
                                                    record=req.record)]
 
-    @app.post("/v1/context")
+    @app.post("/v1/context", response_model=ContextBlock)
     def post_context(req: ContextRequest, caller: Reader) -> dict[str, Any]:
         block = client.context(caller.user(req.user_id), req.query, max_tokens=req.max_tokens,
                                k=req.k)
         return {"user_id": req.user_id, "context": block}
 
-    @app.delete("/v1/users/{user_id}", summary="Forget a user in every store")
+    @app.delete("/v1/users/{user_id}", summary="Forget a user in every store",
+                response_model=Forgotten)
     def delete_user(user_id: str, caller: Forgetter) -> dict[str, Any]:
         return caller.out(client.forget(caller.user(user_id)).to_json())  # type: ignore[no-any-return]
 
-    @app.delete("/v1/users/{user_id}/memories/{memory_id}", summary="Forget one memory")
+    @app.delete("/v1/users/{user_id}/memories/{memory_id}", summary="Forget one memory",
+                response_model=Forgotten)
     def delete_memory(caller: Forgetter, user_id: str, memory_id: str,
                       with_sources: bool = False) -> dict[str, Any]:
         """``with_sources=true`` also forgets the turns the memory was extracted from (their
@@ -333,7 +427,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         report = client.forget(caller.user(user_id), memory_id, with_sources=with_sources)
         return caller.out(report.to_json())  # type: ignore[no-any-return]
 
-    @app.patch("/v1/users/{user_id}/memories/{memory_id}",
+    @app.patch("/v1/users/{user_id}/memories/{memory_id}", response_model=StoredMemory,
                summary="Correct one memory (audited: the old version is kept, superseded)")
     def correct_memory(caller: Writer, user_id: str, memory_id: str,
                        body: Correction) -> dict[str, Any]:

@@ -362,3 +362,35 @@ def test_an_agent_with_only_a_url_and_a_key(server: Api, keys: dict[str, str]) -
     refused = memq("memories", "--user", user, check=False,
                    env={**env, "MEMQ_API_KEY": keys["write"]})
     assert refused.returncode == 1 and "403" in refused.stderr
+
+
+def test_the_openapi_document_types_every_route(server: Api) -> None:
+    """A generated client gets a request and a response schema for every /v1 route, and
+    every schema they refer to is in the document."""
+    doc = httpx.get(server.base + "/openapi.json").json()
+    refs: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            refs.update([node["$ref"]] if isinstance(node.get("$ref"), str) else [])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(doc)
+    assert {r.rsplit("/", 1)[-1] for r in refs} <= set(doc["components"]["schemas"])
+    for path, ops in doc["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, op in ops.items():
+            ok = next(c for c in ("200", "202") if c in op["responses"])
+            schema = op["responses"][ok]["content"]["application/json"]["schema"]
+            assert schema.get("$ref") or schema.get("items", {}).get("$ref") or \
+                schema.get("type") == "array", (method, path, schema)
+            if method in ("post", "patch"):
+                assert op["requestBody"]["content"]["application/json"]["schema"], (method, path)
+    turns = doc["paths"]["/v1/turns"]["post"]["requestBody"]["content"]["application/json"]
+    assert {s.get("$ref") or s["items"]["$ref"] for s in turns["schema"]["anyOf"]} == {
+        "#/components/schemas/AddRequest", "#/components/schemas/TurnLine"}
