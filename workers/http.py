@@ -30,6 +30,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memq.pipeline.errors import PermanentError, TransientError
+from memq.pipeline.ports import Hit
 from memq.schemas import AuditEntry, StoredMemory, TurnLine
 from memq.workers import auth, wiring
 from memq.workers.api import (
@@ -80,24 +81,6 @@ class DeliveryState(BaseModel):
     user_id: str | None = None
     reason: str | None = None  # why, when dead-lettered
     finished: bool
-
-
-class SearchHit(BaseModel):
-    """A memory or an episode (a raw turn), best first."""
-
-    id: str
-    type: Literal["memory", "episode"]
-    content: str
-    score: float
-    event_at: datetime
-    created_at: datetime
-    source_turn_ids: list[str]
-    kind: str | None = None
-    confidence: float | None = None
-    status: str | None = None
-    role: str | None = None
-    speaker: str | None = None
-    neighbors: list[str] = Field(default_factory=list)
 
 
 class ContextBlock(BaseModel):
@@ -402,7 +385,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         entries = client.audit(caller.user(user_id), memory_id)
         return caller.out([e.model_dump(mode="json") for e in entries])  # type: ignore[no-any-return]
 
-    @app.post("/v1/search", response_model=list[SearchHit])
+    @app.post("/v1/search", response_model=list[Hit])
     def post_search(req: SearchRequest, caller: Reader) -> list[dict[str, Any]]:
         return [hit_json(h) for h in client.search(caller.user(req.user_id), req.query, req.k,
                                                    record=req.record)]
