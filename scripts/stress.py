@@ -277,7 +277,7 @@ def main() -> int:
     logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
     coord = wiring.coord()
-    coord.r.delete("memq:stats:replans", "memq:stats:reaped")
+    coord.reset_stats("replans", "reaped")
     dead_before = len(coord.dead_letters())
     commands_before = int(coord.r.info("stats")["total_commands_processed"])
     workers = [start_worker(i, env, logdir) for i in range(args.workers)]
@@ -322,10 +322,10 @@ def main() -> int:
         "episodes missing": score["episodes_missing"], "dead letters": dead,
         "finished": done, "seconds": round(seconds, 1),
         "turns/s": round(args.users * args.turns / seconds, 1),
-        "stale plans refused": int(coord.r.get("memq:stats:replans") or 0),
-        "re-plans per delivery": round(int(coord.r.get("memq:stats:replans") or 0)
+        "stale plans refused": coord.stat("replans"),
+        "re-plans per delivery": round(coord.stat("replans")
                                        / len(deliveries), 3),
-        "reaped (stalled work)": int(coord.r.get("memq:stats:reaped") or 0),
+        "reaped (stalled work)": coord.stat("reaped"),
         "max message bytes": max(sizes.max.values()),
         "redis commands/delivery": round(commands / len(deliveries), 1),
         "enqueue p50 ms": round(1000 * enqueue_times[len(enqueue_times) // 2], 2),

@@ -494,6 +494,11 @@ class Coord:
         value = self.r.get(_STATS + stat)
         return int(cast(str, value)) if value else 0
 
+    def reset_stats(self, *stats: str) -> None:
+        """Counters back to 0 (a benchmark's or a stress run's start)."""
+        if stats:
+            self.r.delete(*(_STATS + s for s in stats))
+
     # -- the turn ledger: a turn is applied once -------------------------------------------------
     def unprocessed(self, user_id: str, refs: Sequence[str]) -> set[str]:
         if not refs:
