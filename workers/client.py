@@ -148,6 +148,14 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     rows = [(uuid.uuid4().hex, b) for b in batches]
     messages = [task_message("memq.extract", [StageMessage(
         user_id=b.user_id, delivery_id=d).model_dump()]) for d, b in rows]
-    coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now, now + s.stall_s,
-                 messages)
+    if s.otel_endpoint:  # traced: the span's context goes on the records, not on the broker
+        from memq.workers import tracing  # noqa: PLC0415
+
+        with tracing.span("memq.enqueue", deliveries=len(rows),
+                          turns=sum(len(b.turns) for b in batches)) as trace:
+            coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
+                         now + s.stall_s, messages, trace=trace)
+    else:
+        coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
+                     now + s.stall_s, messages)
     return [Published(d, b.batch_id, b.user_id, b.session_id, len(b.turns)) for d, b in rows]

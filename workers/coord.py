@@ -130,6 +130,7 @@ class Delivery:
     batch: str  # the IngestBatch as JSON
     enqueued_at: float
     state: str  # queued | started | extracted
+    trace: str | None = None  # the enqueue's traceparent, when traced (workers.tracing)
 
 
 class Coord:
@@ -150,15 +151,17 @@ class Coord:
 
     # -- the outbox: a delivery is recorded before it is published -----------------------------
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
-               deadline: float, messages: Sequence[tuple[str, str]] = ()) -> None:
+               deadline: float, messages: Sequence[tuple[str, str]] = (),
+               trace: str | None = None) -> None:
         """Record (delivery id, user, batch JSON) entries, then push ``messages`` ((queue,
         broker message) pairs, workers.wire.task_message), all in one round trip. The
-        records go first: a message is never read before its delivery is recorded."""
+        records go first: a message is never read before its delivery is recorded.
+        ``trace``: the enqueue's traceparent, kept on each record (workers.tracing)."""
         keys = [OUTBOX, INFLIGHT, *(delivery_key(d) for d, _, _ in deliveries),
                 *(queue for queue, _ in messages)]
         args: list[str | int] = [repr(enqueued_at), repr(deadline), len(deliveries)]
         for row in deliveries:
-            args += row
+            args += [*row, trace or ""]
         args += [message for _, message in messages]
         self._accept(keys=keys, args=args)
 
@@ -171,7 +174,7 @@ class Coord:
         if not raw or "batch" not in raw:
             return None
         return Delivery(delivery_id, raw["user"], raw["batch"], float(raw["enqueued_at"]),
-                        raw.get("state", "queued"))
+                        raw.get("state", "queued"), raw.get("trace"))
 
     def start(self, delivery_id: str, deadline: float) -> None:
         """Extraction began: from now on only the heartbeat keeps it from being re-published."""
@@ -224,7 +227,8 @@ class Coord:
         out: list[Delivery | None] = []
         for d, raw in zip(delivery_ids, pipe.execute(), strict=True):
             out.append(Delivery(d, raw["user"], raw["batch"], float(raw["enqueued_at"]),
-                                raw.get("state", "queued")) if raw and "batch" in raw else None)
+                                raw.get("state", "queued"), raw.get("trace"))
+                       if raw and "batch" in raw else None)
         return out
 
     def requeue(self, user_id: str, delivery_ids: Sequence[str], deadline: float) -> None:

@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     default database"""
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
+    otel_endpoint: str | None = None
+    """an OTLP (gRPC) collector, e.g. `http://127.0.0.1:4317`: each enqueue is traced through
+    extract, apply and the store writes (ids and counts only); unset: no tracing"""
     api_url: str | None = None
     """a running `memq serve` (e.g. `http://127.0.0.1:8080`) and a key of it: `memq.HttpClient`'s
     defaults, and `memq search`, `context` and `memories` then ask the API (tens of ms instead

@@ -36,9 +36,9 @@ from pydantic import ValidationError
 from memq.pipeline import service
 from memq.pipeline.errors import InvalidMessage, PermanentError, TransientError
 from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
-from memq.workers import wiring
+from memq.workers import tracing, wiring
 from memq.workers.app import STRATEGY, app
-from memq.workers.coord import Delivery
+from memq.workers.coord import Coord, Delivery
 from memq.workers.wire import task_message
 
 log = structlog.get_logger(__name__)
@@ -179,8 +179,17 @@ def _batch(record: Delivery) -> IngestBatch:
 
 
 def run_extract(delivery_id: str) -> None:
-    coord, s = wiring.coord(), wiring.settings()
+    coord = wiring.coord()
     record = coord.delivery(delivery_id)
+    if record is None or not record.trace:
+        _extract(coord, delivery_id, record)
+        return
+    with tracing.span("memq.extract", record.trace, delivery_id=delivery_id):
+        _extract(coord, delivery_id, record)
+
+
+def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
+    s = wiring.settings()
     if record is None:
         log.info("delivery already done (or forgotten); nothing to do")
         return
@@ -321,13 +330,16 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
         if name == "memq.upsert":
             fault("memq.upsert_graph")
         started = time.perf_counter()
-        with metrics.timed("memq_stage_seconds", stage=name):
+        with metrics.timed("memq_stage_seconds", stage=name), tracing.span(name):
             yield
         took[name] = round(1000 * (time.perf_counter() - started), 1)
 
-    done = service.apply_round(wiring.ports_for(user_id), user_id, [e for _, e in found],
-                               thresholds=s.thresholds(), predicates=wiring.predicates(),
-                               now=_now(), stage=stage)
+    traces = [r.trace for r, _ in found if r.trace]
+    with tracing.span("memq.apply", traces[0] if traces else None, links=traces[1:],
+                      deliveries=len(found)):
+        done = service.apply_round(wiring.ports_for(user_id), user_id,
+                                   [e for _, e in found], thresholds=s.thresholds(),
+                                   predicates=wiring.predicates(), now=_now(), stage=stage)
     ops: dict[str, int] = {}
     for entry in done.plan.audit:
         ops[str(entry.operation)] = ops.get(str(entry.operation), 0) + 1
