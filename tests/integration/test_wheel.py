@@ -83,6 +83,8 @@ def _tree() -> set[str]:
             rel = path.relative_to(REPO)
             if path.is_dir() or "__pycache__" in rel.parts or path.suffix == ".pyc":
                 continue
+            if rel.parts[:2] == ("workers", "clients"):  # other languages' (npm)
+                continue
             if rel.parts[:2] == ("workers", "root"):
                 out.add("memq/" + "/".join(rel.parts[2:]))
             else:
