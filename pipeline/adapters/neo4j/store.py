@@ -368,6 +368,21 @@ class Neo4jGraph:
         self._run("add_episodes", episodes=rows)
         return len(rows)
 
+    def latest_turn(self, user_id: str, prefix: str) -> dict[str, Any] | None:
+        """The newest turn whose reference starts with ``prefix``: ref, text, metadata (a
+        dict), created_at and event_at (datetimes); None when there is none."""
+        rows = self._run("latest_episode", user_id=user_id, prefix=prefix)
+        if not rows:
+            return None
+        row = rows[0]
+        return {"ref": row["ref"], "text": row["text"],
+                "metadata": json.loads(row["metadata"]) if row["metadata"] else {},
+                "created_at": _time(row["created_at"]), "event_at": _time(row["event_at"])}
+
+    def turn_refs(self, user_id: str, prefix: str) -> list[str]:
+        return sorted(str(r["ref"]) for r in self._run("episode_refs", user_id=user_id,
+                                                         prefix=prefix))
+
     def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The metadata the producer gave these turns (``<session>/<turn>``), those that had
         any."""

@@ -1,0 +1,80 @@
+"""memq as a LangGraph store: a real compiled graph puts and searches through MemqStore, on
+the real services and a real worker (run as an agent would, in a process of its own); get,
+delete, namespaces and the refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from integration.conftest import Worker, memq_env
+
+pytestmark = pytest.mark.integration
+
+AGENT = r"""
+import json, sys
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from memq.workers.langgraph import MemqStore
+
+user = sys.argv[1]
+
+class State(TypedDict, total=False):
+    user: str
+    said: str
+    answer: str
+
+def remember(state: State, runtime: Runtime) -> State:
+    runtime.store.put(("memories", state["user"]), "home", {"content": state["said"]})
+    return {}
+
+def recall(state: State, runtime: Runtime) -> State:
+    found = runtime.store.search(("memories", state["user"]), query="where do I live?")
+    return {"answer": found[0].value["content"] if found else ""}
+
+g = StateGraph(State)
+g.add_node("remember", remember)
+g.add_node("recall", recall)
+g.add_edge(START, "remember")
+g.add_edge("remember", "recall")
+g.add_edge("recall", END)
+store = MemqStore(wait=True)
+out = g.compile(store=store).invoke({"user": user, "said": "I live in Lisbon."})
+ns = ("memories", user)
+first = store.get(ns, "home").value
+store.put(ns, "home", {"content": "I moved to Porto."})
+newest = store.get(ns, "home").value
+memories = [i.value["content"] for i in store.search(ns)]
+listed = ns in store.list_namespaces(prefix=("memories",))
+other = store.get(("memories", user + "-other"), "home")
+store.delete(ns, "home")
+refused = []
+for bad in (lambda: store.put(ns, "k", {"content": "x"}, ttl=5),
+            lambda: store.put(("bad space",), "k", {"content": "x"})):
+    try:
+        bad()
+    except (ValueError, NotImplementedError) as exc:
+        refused.append(str(exc).split(":")[0].split(".")[0])
+print(json.dumps({"answer": out["answer"], "first": first, "newest": newest,
+                  "memories": memories, "listed": listed, "other": other is None,
+                  "after_delete": store.get(ns, "home") is None,
+                  "search_after": [i.value for i in store.search(ns)], "refused": refused}))
+"""
+
+
+def test_a_graph_remembers_and_recalls_through_memq(worker: Worker, user_id: str) -> None:
+    res = subprocess.run([sys.executable, "-c", AGENT, user_id], cwd="/", env=memq_env(),
+                         capture_output=True, text=True, timeout=420, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert "Lisbon" in out["answer"], out
+    assert out["first"] == {"content": "I live in Lisbon."}
+    assert out["newest"] == {"content": "I moved to Porto."}  # the newest value under a key
+    assert out["memories"] == ["The user lives in Porto."], out  # no query: current memories
+    assert out["listed"] and out["other"]  # another namespace is another user
+    assert out["after_delete"] and out["search_after"] == []
+    assert out["refused"] == ["TTL is not supported by MemqStore", "namespace ('bad space',)"], out
