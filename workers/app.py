@@ -71,7 +71,8 @@ def _init_process(**_: object) -> None:
 
 @worker_ready.connect
 def _start_reaper(**_: object) -> None:
-    from memq.workers import reaper  # noqa: PLC0415
+    from memq.workers import events, reaper  # noqa: PLC0415
 
     wiring.configure_logging()
     reaper.start()
+    events.start()

@@ -248,6 +248,35 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_webhooks(args: argparse.Namespace) -> int:
+    """A tenant's webhook (workers/events.py): add (prints the signing secret once), list,
+    remove."""
+    from memq.workers import events, wiring  # noqa: PLC0415
+
+    if args.action == "add":
+        try:
+            secret = events.subscribe(args.tenant, args.url)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.json:
+            _print_json({"tenant": args.tenant, "url": args.url, "secret": secret})
+        else:
+            print(secret)
+            print(f"memq: tenant {args.tenant}'s events go to {args.url}; the secret signs "
+                  "them (X-Memq-Signature) and is shown once", file=sys.stderr)
+        return 0
+    if args.action == "list":
+        rows = events.subscriptions()
+        if args.json:
+            _print_json(rows)
+        for tenant, url in rows.items() if not args.json else ():
+            print(f"{tenant:<16} {url}")
+        return 0
+    if not wiring.coord().remove_hook(args.tenant):
+        raise UsageError(f"tenant {args.tenant} has no webhook (memq webhooks list)")
+    return 0
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     """API keys of memq serve, kept (hashed) in Redis: create, list, revoke, access."""
     from memq.workers import auth, wiring  # noqa: PLC0415
@@ -578,6 +607,17 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     for k in keys.choices.values():
         k.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_keys)
+    p = sub.add_parser("webhooks", help="a tenant's events, pushed to a URL, signed")
+    hooks = p.add_subparsers(dest="action", required=True)
+    k = hooks.add_parser("add", help="send the tenant's events to URL (tenant * : every event)")
+    k.add_argument("--tenant", required=True)
+    k.add_argument("--url", required=True)
+    k = hooks.add_parser("list", help="every tenant's webhook URL")
+    k = hooks.add_parser("remove", help="stop sending the tenant's events")
+    k.add_argument("--tenant", required=True)
+    for k in hooks.choices.values():
+        k.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_webhooks)
     p = sub.add_parser("run", help="run a lifecycle job now (beat runs them on schedule)")
     p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed"))
     p.add_argument("--user", help="one user (default: every user)")

@@ -40,6 +40,7 @@ atomically with the check (``release``), so nothing posted meanwhile is stranded
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -87,6 +88,15 @@ def _outcome_key(delivery_id: str) -> str:
 
 
 OUTCOME_TTL_S = 7 * 24 * 3600
+# events for webhooks (workers.events): the stream every worker dispatches from, the
+# subscriptions (tenant -> JSON), the retries due (zset: entry -> when), the given-up list
+EVENTS = "memq:events"
+EVENTS_GROUP = "memq-hooks"
+EVENTS_MAX = 100_000
+HOOKS = "memq:hooks"
+HOOK_RETRIES = "memq:hooks:retry"
+HOOK_DEAD = "memq:hooks:dead"
+HOOKS_CACHE_S = 5.0
 FINAL = ("done", "dead_lettered", "unknown")  # a delivery in one of these is finished
 
 
@@ -138,6 +148,7 @@ class Coord:
                  dead_max: int = 10_000) -> None:
         self.r = client
         self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
+        self._hooks_on, self._hooks_at = False, float("-inf")
         self._accept = self.r.register_script(lua("accept"))
         self._post = self.r.register_script(lua("post"))
         self._release = self.r.register_script(lua("release"))
@@ -255,7 +266,48 @@ class Coord:
             # "done <user>": whose it was stays known (a tenant's API key sees its own only)
             pipe.set(_outcome_key(d), f"done {user_id}", ex=OUTCOME_TTL_S)
             pipe.publish(FINISHED, d)
+        if self.hooked():
+            for d in delivery_ids:
+                self._emit(pipe, "delivery.done", user_id, delivery_id=d)
         pipe.execute()
+
+    # -- events (workers.events): ids only, into one stream, when anyone subscribed ------------
+    def hooked(self) -> bool:
+        """Whether any tenant has a webhook (asked again after HOOKS_CACHE_S): the write path
+        emits nothing when none has."""
+        now = time.monotonic()
+        if now - self._hooks_at > HOOKS_CACHE_S:
+            self._hooks_on, self._hooks_at = bool(self.r.exists(HOOKS)), now
+        return self._hooks_on
+
+    @staticmethod
+    def _emit(pipe: Any, kind: str, user_id: str, **ids: str) -> None:
+        key = "\x1f".join([kind, user_id, *(f"{k}={v}" for k, v in sorted(ids.items()))])
+        event_id = "ev_" + hashlib.sha256(key.encode()).hexdigest()[:24]
+        pipe.xadd(EVENTS, {"id": event_id, "type": kind, "user": user_id,
+                           "at": repr(time.time()), **ids},
+                  maxlen=EVENTS_MAX, approximate=True)
+
+    def emit(self, kind: str, user_id: str, many: Sequence[dict[str, str]] = (),
+             **ids: str) -> None:
+        """One event (``ids``), or one per entry of ``many``, when anyone subscribed."""
+        if not self.hooked():
+            return
+        pipe = self.r.pipeline(transaction=False)
+        for entry in many or [ids]:
+            self._emit(pipe, kind, user_id, **entry)
+        pipe.execute()
+
+    def set_hook(self, tenant: str, subscription: str) -> None:
+        self.r.hset(HOOKS, tenant, subscription)
+        self._hooks_at = float("-inf")
+
+    def remove_hook(self, tenant: str) -> bool:
+        self._hooks_at = float("-inf")
+        return bool(self.r.hdel(HOOKS, tenant))
+
+    def hooks(self) -> dict[str, str]:
+        return cast(dict[str, str], self.r.hgetall(HOOKS))
 
     # -- the claim on a user -------------------------------------------------------------------
     def claim(self, user_id: str, lease_s: float, token: str | None = None) -> str | None:
@@ -389,12 +441,15 @@ class Coord:
                  "reason": reason, "at": datetime.now(UTC).isoformat(), "message": message}
         # the counter of workers.metrics (its field format), in the same round trip
         field = f"memq_dead_letters_total|stage={stage}|"
-        return bool(self._dead(
+        recorded = bool(self._dead(
             keys=[DEAD, _outcome_key(delivery_id), delivery_key(delivery_id),
                   _extracted_key(delivery_id), OUTBOX, INFLIGHT, METRICS,
                   _mbox_key(user_id) if user_id else ""],
             args=[json.dumps(entry, ensure_ascii=False, default=str), self.dead_max,
                   delivery_id, OUTCOME_TTL_S, field]))
+        if recorded and user_id:
+            self.emit("delivery.dead_lettered", user_id, delivery_id=delivery_id)
+        return recorded
 
     def statuses(self, delivery_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Each delivery's state: queued | started | extracted | done | dead_lettered (with

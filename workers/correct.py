@@ -48,4 +48,7 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
             raise TransientError(f"user {user_id} changed meanwhile; correct again") from exc
         log.info("corrected memory", user_id=user_id, memory_id=memory_id,
                  into=plan.writes[0].memory.id)
+        from memq.workers.tasks import memory_events  # noqa: PLC0415
+
+        memory_events(wiring.coord(), user_id, plan.audit)
         return plan.writes[0].memory

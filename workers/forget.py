@@ -214,6 +214,8 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     report = ForgetReport(user_id=user_id, chroma=chroma, graph=graph, redis_keys=redis_keys,
                           queued=queued, dead_letters=dead)
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
+    if report.total:
+        coord.emit("memory.forgotten", user_id, memory_id=ALL_MEMORIES)
     return report
 
 
@@ -240,4 +242,6 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
     report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph,
                           episodes=episodes)
     log.info("forgot memory", **report.to_json())
+    if report.total:
+        coord.emit("memory.forgotten", user_id, memory_id=memory_id)
     return report

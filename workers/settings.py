@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     default database"""
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
+    hook_retry_s: float = Field(default=2.0, gt=0)
+    """a webhook delivery that failed is tried again after this, then twice as long each
+    time (at most 10 min apart, 12 tries; workers/events.py)"""
     otel_endpoint: str | None = None
     """an OTLP (gRPC) collector, e.g. `http://127.0.0.1:4317`: each enqueue is traced through
     extract, apply and the store writes (ids and counts only); unset: no tracing"""

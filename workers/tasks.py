@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from memq.pipeline import service
 from memq.pipeline.errors import InvalidMessage, PermanentError, TransientError
-from memq.schemas import ExtractedBatch, IngestBatch, StageMessage
+from memq.schemas import AuditEntry, ExtractedBatch, IngestBatch, Operation, StageMessage
 from memq.workers import tracing, wiring
 from memq.workers.app import STRATEGY, app
 from memq.workers.coord import Coord, Delivery
@@ -320,6 +320,16 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
         log.error("dead-lettered", deliveries=len(found), error=type(exc).__name__)
 
 
+def memory_events(coord: Coord, user_id: str, audit: list[AuditEntry]) -> None:
+    """memory.added / memory.superseded for what a commit wrote (workers.events)."""
+    for kind, operations in (("memory.added", (Operation.ADD, Operation.UPDATE)),
+                             ("memory.superseded", (Operation.SUPERSEDE,))):
+        changed = [{"memory_id": e.memory_id, "batch_id": e.batch_id} for e in audit
+                   if e.operation in operations]
+        if changed:
+            coord.emit(kind, user_id, many=changed)
+
+
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     coord, s, metrics = wiring.coord(), wiring.settings(), wiring.metrics()
     log_ = log.bind(deliveries=len(found))
@@ -356,6 +366,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     if done.committed is not None:
         for operation, n in ops.items():
             metrics.inc("memq_memories_written_total", n, operation=operation)
+        memory_events(coord, user_id, done.plan.audit)
         log_.info("stored", stage="memq.upsert_chroma", version=done.committed,
                   writes=len(done.plan.writes), audit=len(done.plan.audit),
                   ms=took.get("memq.upsert"))
