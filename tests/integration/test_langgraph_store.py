@@ -78,3 +78,18 @@ def test_a_graph_remembers_and_recalls_through_memq(worker: Worker, user_id: str
     assert out["listed"] and out["other"]  # another namespace is another user
     assert out["after_delete"] and out["search_after"] == []
     assert out["refused"] == ["TTL is not supported by MemqStore", "namespace ('bad space',)"], out
+
+
+def test_the_background_memory_manager_example(worker: Worker, user_id: str) -> None:
+    """scripts/langgraph-example: a session's message, then a later session that knows it."""
+    from integration.conftest import REPO
+
+    def run(*args: str) -> str:
+        res = subprocess.run([str(REPO / "scripts" / "langgraph-example"), "--user", user_id,
+                              *args], cwd=REPO, env=memq_env(), capture_output=True,
+                             text=True, timeout=300, check=False)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return res.stdout.strip()
+
+    assert run("--wait", "I live in Lisbon.") == "Noted."
+    assert "The user lives in Lisbon." in run("Where do I live?")
