@@ -98,9 +98,12 @@ class Client:
     """Sync agent API. Cheap to construct; connections are opened on first use."""
 
     def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-            session_id: str | None = None) -> list[str]:
-        """Enqueue a conversation (chat messages); returns its delivery ids at once."""
-        batches = messages_to_batches(user_id, messages, session_id, datetime.now(UTC))
+            session_id: str | None = None, *,
+            metadata: Mapping[str, Any] | None = None) -> list[str]:
+        """Enqueue a conversation (chat messages); returns its delivery ids at once.
+        ``metadata`` is kept on each turn (a memory shows its turns')."""
+        batches = messages_to_batches(user_id, messages, session_id, datetime.now(UTC),
+                                      metadata=metadata)
         return self.enqueue(batches)
 
     def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
@@ -128,21 +131,42 @@ class Client:
         return statuses
 
     def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
-               now: datetime | None = None) -> list[Hit]:
+               now: datetime | None = None, threshold: float | None = None,
+               types: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
+               since: datetime | None = None, until: datetime | None = None) -> list[Hit]:
         """Memories (similarity x decay x confidence), then episodes; ``record=True`` counts
-        it as a recall of the memories returned."""
+        it as a recall of the memories returned. Filters: ``threshold`` (score at least),
+        ``types`` ("memory", "episode"), ``kinds`` (of memories), ``since`` / ``until`` (event
+        time); filtered, the best k of a deeper list."""
         _check_k(k)
         from memq.workers.lifecycle import search  # noqa: PLC0415
 
-        return search(user_id, query, k, now or datetime.now(UTC), record=record)
+        filtered = any(f is not None for f in (threshold, types, kinds, since, until))
+        hits = search(user_id, query, min(100, 3 * k) if filtered else k,
+                      now or datetime.now(UTC), record=record)
+        if not filtered:
+            return hits
+        kept = [h for h in hits
+                if (threshold is None or h.score >= threshold)
+                and (types is None or h.type in types)
+                and (kinds is None or h.kind in kinds)
+                and (since is None or h.event_at >= since)
+                and (until is None or h.event_at <= until)]
+        return kept[:k]
 
     def memories(self, user_id: str, *, include_inactive: bool = False,
-                 as_of: datetime | None = None) -> list[StoredMemory]:
+                 as_of: datetime | None = None, limit: int | None = None,
+                 offset: int = 0) -> list[StoredMemory]:
+        """The user's memories from the state of record, by valid time then id; a page of
+        ``limit`` from ``offset`` when asked."""
         from memq.workers import wiring  # noqa: PLC0415
 
+        if offset < 0 or (limit is not None and limit < 1):
+            raise ValueError(f"limit {limit}, offset {offset}: limit 1 or more, offset 0 or more")
         # the graph: the state of record (Chroma, its index, may trail it after a crash)
-        return wiring.graph().read_memories(user_id, include_inactive=include_inactive,
-                                            as_of=as_of)
+        found = wiring.graph().read_memories(user_id, include_inactive=include_inactive,
+                                             as_of=as_of)
+        return found[offset:] if limit is None else found[offset:offset + limit]
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""
@@ -217,8 +241,10 @@ class AsyncClient:
         self._sync = Client()
 
     async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-                  session_id: str | None = None) -> list[str]:
-        return await asyncio.to_thread(self._sync.add, user_id, messages, session_id)
+                  session_id: str | None = None, *,
+                  metadata: Mapping[str, Any] | None = None) -> list[str]:
+        return await asyncio.to_thread(self._sync.add, user_id, messages, session_id,
+                                       metadata=metadata)
 
     async def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
         return await asyncio.to_thread(self._sync.enqueue, list(batches))
@@ -230,14 +256,16 @@ class AsyncClient:
         return await asyncio.to_thread(self._sync.wait, delivery_ids, timeout)
 
     async def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
-                     now: datetime | None = None) -> list[Hit]:
+                     now: datetime | None = None, **filters: Any) -> list[Hit]:
         return await asyncio.to_thread(self._sync.search, user_id, query, k, record=record,
-                                       now=now)
+                                       now=now, **filters)
 
     async def memories(self, user_id: str, *, include_inactive: bool = False,
-                       as_of: datetime | None = None) -> list[StoredMemory]:
+                       as_of: datetime | None = None, limit: int | None = None,
+                       offset: int = 0) -> list[StoredMemory]:
         return await asyncio.to_thread(self._sync.memories, user_id,
-                                       include_inactive=include_inactive, as_of=as_of)
+                                       include_inactive=include_inactive, as_of=as_of,
+                                       limit=limit, offset=offset)
 
     async def facts(self, user_id: str) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._sync.facts, user_id)

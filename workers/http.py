@@ -53,6 +53,7 @@ class AddRequest(BaseModel):
     user_id: str
     messages: list[Message] = Field(min_length=1)
     session_id: str | None = None
+    metadata: dict[str, Any] | None = None  # kept on each turn
 
 
 class SearchRequest(BaseModel):
@@ -60,6 +61,11 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1)
     k: int = Field(default=10, ge=1, le=100)
     record: bool = False  # count as a recall: the agent acts on what it read
+    threshold: float | None = None  # a score at least this
+    types: list[Literal["memory", "episode"]] | None = None
+    kinds: list[str] | None = None  # of memories: fact, preference, event, ...
+    since: datetime | None = None  # event time
+    until: datetime | None = None
 
 
 class ContextRequest(BaseModel):
@@ -302,7 +308,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
             try:
                 add = AddRequest.model_validate(body)
                 batches = messages_to_batches(caller.user(add.user_id), add.messages,
-                                              add.session_id, datetime.now(UTC))
+                                              add.session_id, datetime.now(UTC),
+                                              metadata=add.metadata)
             except ValidationError as exc:
                 raise HTTPException(400, {"errors": [
                     {"item": ".".join(str(p) for p in e["loc"]), "reason": e["msg"]}
@@ -367,11 +374,13 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     @app.get("/v1/users/{user_id}/memories", response_model=list[StoredMemory])
     def get_memories(caller: Reader, user_id: str,
                      include_all: bool = Query(default=False, alias="all"),
-                     as_of: datetime | None = None) -> list[dict[str, Any]]:
+                     as_of: datetime | None = None,
+                     limit: int | None = Query(default=None, ge=1, le=10_000),
+                     offset: int = Query(default=0, ge=0)) -> list[dict[str, Any]]:
         if as_of is not None and as_of.tzinfo is None:
             raise HTTPException(400, "as_of needs a time zone, e.g. 2026-11-01T12:00:00Z")
         found = client.memories(caller.user(user_id), include_inactive=include_all,
-                                as_of=as_of)
+                                as_of=as_of, limit=limit, offset=offset)
         return caller.out([m.model_dump(mode="json") for m in found])  # type: ignore[no-any-return]
 
     @app.get("/v1/users/{user_id}/facts", response_model=list[Fact])
@@ -387,8 +396,13 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
 
     @app.post("/v1/search", response_model=list[Hit])
     def post_search(req: SearchRequest, caller: Reader) -> list[dict[str, Any]]:
-        return [hit_json(h) for h in client.search(caller.user(req.user_id), req.query, req.k,
-                                                   record=req.record)]
+        for when in (req.since, req.until):
+            if when is not None and when.tzinfo is None:
+                raise HTTPException(400, "since and until need a time zone")
+        return [hit_json(h) for h in client.search(
+            caller.user(req.user_id), req.query, req.k, record=req.record,
+            threshold=req.threshold, types=req.types, kinds=req.kinds, since=req.since,
+            until=req.until)]
 
     @app.post("/v1/context", response_model=ContextBlock)
     def post_context(req: ContextRequest, caller: Reader) -> dict[str, Any]:

@@ -108,10 +108,12 @@ class _Calls:
 
     @staticmethod
     def add(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-            session_id: str | None) -> _Call:
+            session_id: str | None, metadata: Mapping[str, Any] | None = None) -> _Call:
         body: dict[str, Any] = {"user_id": user_id, "messages": [_message(m) for m in messages]}
         if session_id is not None:
             body["session_id"] = session_id
+        if metadata:
+            body["metadata"] = dict(metadata)
         return _Call("POST", "/v1/turns", lambda r: list(r["delivery_ids"]), json=body)
 
     @staticmethod
@@ -126,15 +128,22 @@ class _Calls:
                      timeout=wait_s + 30.0)
 
     @staticmethod
-    def search(user_id: str, query: str, k: int, record: bool) -> _Call:
-        return _Call("POST", "/v1/search", lambda rows: [_hit(r) for r in rows],
-                     json={"user_id": user_id, "query": query, "k": k, "record": record})
+    def search(user_id: str, query: str, k: int, record: bool,
+               filters: Mapping[str, Any] | None = None) -> _Call:
+        body = {"user_id": user_id, "query": query, "k": k, "record": record}
+        for key, value in (filters or {}).items():
+            if value is not None:
+                body[key] = value.isoformat() if isinstance(value, datetime) else value
+        return _Call("POST", "/v1/search", lambda rows: [_hit(r) for r in rows], json=body)
 
     @staticmethod
-    def memories(user_id: str, include_inactive: bool, as_of: datetime | None) -> _Call:
-        params: dict[str, Any] = {"all": include_inactive}
+    def memories(user_id: str, include_inactive: bool, as_of: datetime | None,
+                 limit: int | None = None, offset: int = 0) -> _Call:
+        params: dict[str, Any] = {"all": include_inactive, "offset": offset}
         if as_of is not None:
             params["as_of"] = as_of.isoformat()
+        if limit is not None:
+            params["limit"] = limit
         return _Call("GET", f"/v1/users/{user_id}/memories",
                      lambda rows: [StoredMemory.model_validate(r) for r in rows], params=params)
 
@@ -213,9 +222,10 @@ class HttpClient:
         return call.parse(_checked(resp))
 
     def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-            session_id: str | None = None) -> list[str]:
+            session_id: str | None = None, *,
+            metadata: Mapping[str, Any] | None = None) -> list[str]:
         """Enqueue a conversation (chat messages); returns its delivery ids at once."""
-        return list(self._do(_Calls.add(user_id, messages, session_id)))
+        return list(self._do(_Calls.add(user_id, messages, session_id, metadata)))
 
     def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
         return _ids([self._do(c) for c in _Calls.enqueue(_lines(batches))])
@@ -237,13 +247,19 @@ class HttpClient:
                 raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
                                    f"after {timeout:g}s")
 
-    def search(self, user_id: str, query: str, k: int = 10, *,
-               record: bool = False) -> list[Hit]:
-        return list(self._do(_Calls.search(user_id, query, k, record)))
+    def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
+               threshold: float | None = None, types: Sequence[str] | None = None,
+               kinds: Sequence[str] | None = None, since: datetime | None = None,
+               until: datetime | None = None) -> list[Hit]:
+        """As ``memq.Client.search``, filters included."""
+        filters = {"threshold": threshold, "types": types, "kinds": kinds, "since": since,
+                   "until": until}
+        return list(self._do(_Calls.search(user_id, query, k, record, filters)))
 
     def memories(self, user_id: str, *, include_inactive: bool = False,
-                 as_of: datetime | None = None) -> list[StoredMemory]:
-        return list(self._do(_Calls.memories(user_id, include_inactive, as_of)))
+                 as_of: datetime | None = None, limit: int | None = None,
+                 offset: int = 0) -> list[StoredMemory]:
+        return list(self._do(_Calls.memories(user_id, include_inactive, as_of, limit, offset)))
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         return list(self._do(_Calls.facts(user_id)))
@@ -297,8 +313,9 @@ class AsyncHttpClient:
         return call.parse(_checked(resp))
 
     async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
-                  session_id: str | None = None) -> list[str]:
-        return list(await self._do(_Calls.add(user_id, messages, session_id)))
+                  session_id: str | None = None, *,
+                  metadata: Mapping[str, Any] | None = None) -> list[str]:
+        return list(await self._do(_Calls.add(user_id, messages, session_id, metadata)))
 
     async def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
         return _ids([await self._do(c) for c in _Calls.enqueue(_lines(batches))])
@@ -316,13 +333,19 @@ class AsyncHttpClient:
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"deliveries still in flight after {timeout:g}s")
 
-    async def search(self, user_id: str, query: str, k: int = 10, *,
-                     record: bool = False) -> list[Hit]:
-        return list(await self._do(_Calls.search(user_id, query, k, record)))
+    async def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
+                     threshold: float | None = None, types: Sequence[str] | None = None,
+                     kinds: Sequence[str] | None = None, since: datetime | None = None,
+                     until: datetime | None = None) -> list[Hit]:
+        filters = {"threshold": threshold, "types": types, "kinds": kinds, "since": since,
+                   "until": until}
+        return list(await self._do(_Calls.search(user_id, query, k, record, filters)))
 
     async def memories(self, user_id: str, *, include_inactive: bool = False,
-                       as_of: datetime | None = None) -> list[StoredMemory]:
-        return list(await self._do(_Calls.memories(user_id, include_inactive, as_of)))
+                       as_of: datetime | None = None, limit: int | None = None,
+                       offset: int = 0) -> list[StoredMemory]:
+        return list(await self._do(_Calls.memories(user_id, include_inactive, as_of, limit,
+                                                   offset)))
 
     async def facts(self, user_id: str) -> list[dict[str, Any]]:
         return list(await self._do(_Calls.facts(user_id)))

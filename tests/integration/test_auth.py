@@ -394,3 +394,27 @@ def test_the_openapi_document_types_every_route(server: Api) -> None:
     turns = doc["paths"]["/v1/turns"]["post"]["requestBody"]["content"]["application/json"]
     assert {s.get("$ref") or s["items"]["$ref"] for s in turns["schema"]["anyOf"]} == {
         "#/components/schemas/AddRequest", "#/components/schemas/TurnLine"}
+
+
+def test_metadata_search_filters_and_paging_over_http(server: Api, keys: dict[str, str]) -> None:
+    """The HTTP client's add takes metadata (kept on the turns), search takes filters, and
+    memories pages."""
+    from memq import HttpClient
+
+    user = _user("filters")
+    memory = HttpClient(server.base, api_key=keys["admin"])
+    ids = memory.add(user, [{"role": "user", "content": "I live in Lisbon."},
+                            {"role": "user", "content": "I love green tea."}],
+                     metadata={"channel": "web"})
+    memory.wait(ids)
+    everything = memory.search(user, "where do I live and what do I drink?", k=10)
+    assert {h.type for h in everything} == {"memory", "episode"}
+    only = memory.search(user, "where do I live and what do I drink?", k=10,
+                         types=["memory"])
+    assert only and {h.type for h in only} == {"memory"}
+    high = max(h.score for h in everything)
+    assert all(h.score >= high for h in memory.search(
+        user, "where do I live and what do I drink?", threshold=high))
+    pages = [memory.memories(user, limit=1, offset=i) for i in range(3)]
+    assert [len(p) for p in pages] == [1, 1, 0]
+    assert {pages[0][0].id, pages[1][0].id} == {m.id for m in memory.memories(user)}

@@ -271,6 +271,13 @@ export interface components {
             /** Messages */
             messages: components["schemas"]["Message"][];
             /**
+             * Metadata
+             * @default null
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
              * Session Id
              * @default null
              */
@@ -507,6 +514,8 @@ export interface components {
              * @default 10
              */
             k?: number;
+            /** Kinds */
+            kinds?: string[] | null;
             /** Query */
             query: string;
             /**
@@ -514,6 +523,14 @@ export interface components {
              * @default false
              */
             record?: boolean;
+            /** Since */
+            since?: string | null;
+            /** Threshold */
+            threshold?: number | null;
+            /** Types */
+            types?: ("memory" | "episode")[] | null;
+            /** Until */
+            until?: string | null;
             /** User Id */
             user_id: string;
         };
@@ -1023,6 +1040,8 @@ export interface operations {
             query?: {
                 all?: boolean;
                 as_of?: string | null;
+                limit?: number | null;
+                offset?: number;
             };
             header?: never;
             path: {
