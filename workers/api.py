@@ -108,9 +108,13 @@ class Client:
 
     def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
         """Enqueue batches in the ingest contract (turn ids and times of your own)."""
+        return [d for d, _ in self.submit(batches)]
+
+    def submit(self, batches: Iterable[IngestBatch]) -> list[tuple[str, str]]:
+        """``enqueue``, answering (delivery id, batch id as the audit trail names it)."""
         from memq.workers.client import enqueue  # noqa: PLC0415
 
-        return [p.delivery_id for p in enqueue(list(batches))]
+        return [(p.delivery_id, p.batch_id) for p in enqueue(list(batches))]
 
     def status(self, delivery_ids: Sequence[str]) -> list[Status]:
         from memq.workers import wiring  # noqa: PLC0415
@@ -174,10 +178,24 @@ class Client:
 
         return wiring.graph().facts(user_id)
 
-    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
+    def audit(self, user_id: str, memory_id: str | None = None, *,
+              batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
+        """The audit trail: the user's, one memory's, or what some batches did."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph().audit(user_id, memory_id)
+        return wiring.graph().audit(user_id, memory_id, batch_ids=batch_ids)
+
+    def owner(self, memory_id: str) -> str | None:
+        """Whose memory this id is (None: no such memory)."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return wiring.graph().owner(memory_id)
+
+    def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The metadata the producer gave these turns (``<session>/<turn>``), where any."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return wiring.graph().turn_metadata(user_id, refs)
 
     def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20,
                 now: datetime | None = None) -> str:
@@ -270,8 +288,10 @@ class AsyncClient:
     async def facts(self, user_id: str) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._sync.facts, user_id)
 
-    async def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
-        return await asyncio.to_thread(self._sync.audit, user_id, memory_id)
+    async def audit(self, user_id: str, memory_id: str | None = None, *,
+                    batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
+        return await asyncio.to_thread(self._sync.audit, user_id, memory_id,
+                                       batch_ids=batch_ids)
 
     async def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 10,
                       now: datetime | None = None) -> str:

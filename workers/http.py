@@ -79,6 +79,7 @@ class ContextRequest(BaseModel):
 class Enqueued(BaseModel):
     delivery_ids: list[str]
     batches: int
+    batch_ids: list[str] = Field(default_factory=list)  # each delivery's batch, as audited
 
 
 class DeliveryState(BaseModel):
@@ -130,6 +131,14 @@ class Forgotten(BaseModel):
 TURNS_BODY = TypeAdapter(AddRequest | list[TurnLine])
 _TURNS_SCHEMA = TURNS_BODY.json_schema(ref_template="#/components/schemas/{model}")
 _TURNS_DEFS = _TURNS_SCHEMA.pop("$defs", {})
+
+
+class Owner(BaseModel):
+    user_id: str | None
+
+
+class TurnRefs(BaseModel):
+    refs: list[str] = Field(max_length=10_000)  # <session>/<turn>
 
 
 class Correction(BaseModel):
@@ -318,7 +327,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                 raise HTTPException(400, str(exc).splitlines()[0]) from None
             ingest(caller, sum(len(t.content) for b in batches for t in b.turns))
             ids = await asyncio.to_thread(client.enqueue, batches)
-            return {"delivery_ids": ids, "batches": len(batches)}
+            return {"delivery_ids": ids, "batches": len(batches),
+                    "batch_ids": [b.batch_id for b in batches]}
         raise HTTPException(400, "expected a JSON array of turns or an object with messages")
 
     def _turns(caller: Caller, items: list[Any]) -> dict[str, Any]:
@@ -344,7 +354,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         if not batches:
             raise HTTPException(400, "no turns")
         ingest(caller, sum(len(t.content) for b in batches for t in b.turns))
-        return {"delivery_ids": client.enqueue(batches), "batches": len(batches)}
+        return {"delivery_ids": client.enqueue(batches), "batches": len(batches),
+                "batch_ids": [b.batch_id for b in batches]}
 
     def _status(caller: Caller, st: Status) -> dict[str, Any]:
         if not caller.owns(st.user_id):  # another tenant's: as if never seen
@@ -389,10 +400,28 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         return caller.out(rows)  # type: ignore[no-any-return]
 
     @app.get("/v1/users/{user_id}/audit", response_model=list[AuditEntry])
-    def get_audit(caller: Reader, user_id: str, memory_id: str | None = Query(default=None)
+    def get_audit(caller: Reader, user_id: str, memory_id: str | None = Query(default=None),
+                  batch_id: Annotated[list[str] | None, Query(max_length=1_000)] = None
                   ) -> list[dict[str, Any]]:
-        entries = client.audit(caller.user(user_id), memory_id)
+        """The user's audit trail; of one memory (``memory_id``), or of some batches
+        (``batch_id``, repeated)."""
+        entries = client.audit(caller.user(user_id), memory_id, batch_ids=batch_id)
         return caller.out([e.model_dump(mode="json") for e in entries])  # type: ignore[no-any-return]
+
+    @app.get("/v1/memories/{memory_id}/owner", response_model=Owner,
+             summary="Whose memory this is, among the caller's users")
+    def get_owner(caller: Reader, memory_id: str) -> dict[str, Any]:
+        """``user_id`` null: no memory of that id among the caller's tenant's users."""
+        owner = client.owner(memory_id)
+        if owner is None or not caller.owns(owner):
+            return {"user_id": None}
+        return {"user_id": auth.external_user(caller.tenant, owner)}
+
+    @app.post("/v1/users/{user_id}/turn-metadata", response_model=dict[str, dict[str, Any]],
+              summary="The metadata the producer gave these turns")
+    def post_turn_metadata(caller: Reader, user_id: str,
+                           body: TurnRefs) -> dict[str, dict[str, Any]]:
+        return client.turn_metadata(caller.user(user_id), body.refs)
 
     @app.post("/v1/search", response_model=list[Hit])
     def post_search(req: SearchRequest, caller: Reader) -> list[dict[str, Any]]:

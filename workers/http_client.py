@@ -152,10 +152,23 @@ class _Calls:
         return _Call("GET", f"/v1/users/{user_id}/facts", list)
 
     @staticmethod
-    def audit(user_id: str, memory_id: str | None) -> _Call:
+    def audit(user_id: str, memory_id: str | None,
+              batch_ids: Sequence[str] | None = None) -> _Call:
+        params: dict[str, Any] = {"memory_id": memory_id} if memory_id else {}
+        if batch_ids is not None:
+            params["batch_id"] = list(batch_ids)
         return _Call("GET", f"/v1/users/{user_id}/audit",
                      lambda rows: [AuditEntry.model_validate(r) for r in rows],
-                     params={"memory_id": memory_id} if memory_id else None)
+                     params=params or None)
+
+    @staticmethod
+    def owner(memory_id: str) -> _Call:
+        return _Call("GET", f"/v1/memories/{memory_id}/owner", lambda r: r["user_id"])
+
+    @staticmethod
+    def turn_metadata(user_id: str, refs: Sequence[str]) -> _Call:
+        return _Call("POST", f"/v1/users/{user_id}/turn-metadata", dict,
+                     json={"refs": list(refs)})
 
     @staticmethod
     def context(user_id: str, query: str, max_tokens: int, k: int) -> _Call:
@@ -230,6 +243,13 @@ class HttpClient:
     def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
         return _ids([self._do(c) for c in _Calls.enqueue(_lines(batches))])
 
+    def submit(self, batches: Iterable[IngestBatch]) -> list[tuple[str, str]]:
+        """``enqueue``, answering (delivery id, batch id as the audit trail names it: the
+        tenant's user's)."""
+        answers = [self._do(c) for c in _Calls.enqueue(_lines(batches))]
+        return [pair for a in answers
+                for pair in zip(a["delivery_ids"], a.get("batch_ids") or [], strict=True)]
+
     def status(self, delivery_ids: Sequence[str]) -> list[Status]:
         return list(self._do(_Calls.status(delivery_ids)))
 
@@ -264,8 +284,17 @@ class HttpClient:
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         return list(self._do(_Calls.facts(user_id)))
 
-    def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
-        return list(self._do(_Calls.audit(user_id, memory_id)))
+    def audit(self, user_id: str, memory_id: str | None = None, *,
+              batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
+        return list(self._do(_Calls.audit(user_id, memory_id, batch_ids)))
+
+    def owner(self, memory_id: str) -> str | None:
+        """Whose memory this id is, among the key's tenant's users (None: none)."""
+        owner: str | None = self._do(_Calls.owner(memory_id))
+        return owner
+
+    def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return dict(self._do(_Calls.turn_metadata(user_id, refs)))
 
     def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20) -> str:
         return str(self._do(_Calls.context(user_id, query, max_tokens, k)))
@@ -350,8 +379,17 @@ class AsyncHttpClient:
     async def facts(self, user_id: str) -> list[dict[str, Any]]:
         return list(await self._do(_Calls.facts(user_id)))
 
-    async def audit(self, user_id: str, memory_id: str | None = None) -> list[AuditEntry]:
-        return list(await self._do(_Calls.audit(user_id, memory_id)))
+    async def audit(self, user_id: str, memory_id: str | None = None, *,
+                    batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
+        return list(await self._do(_Calls.audit(user_id, memory_id, batch_ids)))
+
+    async def owner(self, memory_id: str) -> str | None:
+        owner: str | None = await self._do(_Calls.owner(memory_id))
+        return owner
+
+    async def turn_metadata(self, user_id: str, refs: Sequence[str]
+                            ) -> dict[str, dict[str, Any]]:
+        return dict(await self._do(_Calls.turn_metadata(user_id, refs)))
 
     async def context(self, user_id: str, query: str, *, max_tokens: int = 800,
                       k: int = 20) -> str:

@@ -23,7 +23,9 @@ The calls and results are mem0's (``{"results": [...]}`` of plain dicts, ``memor
   (``{"gte": ..., "lte": ...}``, ISO 8601 or datetimes), and any metadata key (a value, or
   ``{"eq"|"ne"|"in": ...}``). ``threshold`` drops hits scored below it.
 
-Reads and writes go to the stores with the settings of the environment (as ``memq.Client``).
+Reads and writes go to the stores with the settings of the environment (as ``memq.Client``),
+or, given ``api_url`` and ``api_key``, to ``memq serve`` over HTTP (as ``memq.HttpClient``:
+the key's tenant owns the user ids; ``get(memory_id)`` finds only the tenant's own).
 """
 
 from __future__ import annotations
@@ -107,10 +109,20 @@ def _matches(value: Any, wanted: Any) -> bool:
 
 class Memory:
     """mem0's ``Memory`` (sync). ``wait``: add returns once its turns are applied (mem0's
-    semantics), within ``timeout`` seconds; False: at once."""
+    semantics), within ``timeout`` seconds; False: at once. ``api_url`` (and ``api_key``):
+    the same over HTTP (``memq serve``), scoped to the key's tenant and scopes; else the
+    stores directly, as ``memq.Client``."""
 
-    def __init__(self, *, wait: bool = True, timeout: float = 300.0) -> None:
-        self._client, self.wait, self.timeout = Client(), wait, timeout
+    def __init__(self, *, wait: bool = True, timeout: float = 300.0,
+                 api_url: str | None = None, api_key: str | None = None) -> None:
+        self._client: Any
+        if api_url is not None:
+            from memq.workers.http_client import HttpClient  # noqa: PLC0415
+
+            self._client = HttpClient(api_url, api_key=api_key)
+        else:
+            self._client = Client()
+        self.wait, self.timeout = wait, timeout
 
     # -- writing ------------------------------------------------------------------------------
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
@@ -125,7 +137,8 @@ class Memory:
         user, kept = _scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         batches = messages_to_batches(user, _messages(messages), run_id, datetime.now(UTC),
                                       metadata={**(metadata or {}), **kept})
-        deliveries = self._client.enqueue(batches)
+        submitted = self._client.submit(batches)
+        deliveries = [d for d, _ in submitted]
         if not (self.wait if wait is None else wait):
             return {"results": [], "deliveries": deliveries, "status": "queued"}
         statuses = self._client.wait(deliveries, self.timeout)
@@ -133,9 +146,7 @@ class Memory:
         if dead:
             raise RuntimeError(f"{len(dead)} of {len(statuses)} deliveries dead-lettered: "
                                f"{dead[0].reason} (memq deadletters)")
-        from memq.workers import wiring  # noqa: PLC0415
-
-        trail = wiring.graph().audit(user, batch_ids=[b.batch_id for b in batches])
+        trail = self._client.audit(user, batch_ids=[b for _, b in submitted])
         return {"results": self._events(user, trail)}
 
     def _events(self, user: str, trail: Sequence[AuditEntry]) -> list[dict[str, Any]]:
@@ -207,9 +218,8 @@ class Memory:
             user = self._owner(memory_id, user_id)
         except LookupError:
             return None
-        from memq.workers import wiring  # noqa: PLC0415
-
-        found = wiring.graph().get(user, [memory_id])
+        found = [m for m in self._client.memories(user, include_inactive=True)
+                 if m.id == memory_id]
         return self._items(user, found, {"status": "all"})[0] if found else None
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
@@ -242,18 +252,14 @@ class Memory:
     def _owner(self, memory_id: str, user_id: str | None) -> str:
         if user_id is not None:
             return user_id
-        from memq.workers import wiring  # noqa: PLC0415
-
-        owner = wiring.graph().owner(memory_id)
+        owner: str | None = self._client.owner(memory_id)
         if owner is None:
             raise LookupError(f"no memory {memory_id}")
         return owner
 
     def _items(self, user: str, found: Sequence[StoredMemory],
                wanted: Mapping[str, Any]) -> list[dict[str, Any]]:
-        from memq.workers import wiring  # noqa: PLC0415
-
-        meta = wiring.graph().turn_metadata(user, [r for m in found for r in m.source_turn_ids])
+        meta = self._client.turn_metadata(user, [r for m in found for r in m.source_turn_ids])
         status = wanted.get("status", "current")
         out = []
         for m in found:
@@ -288,8 +294,9 @@ class Memory:
 class AsyncMemory:
     """mem0's ``AsyncMemory``: :class:`Memory`'s calls in a worker thread each."""
 
-    def __init__(self, *, wait: bool = True, timeout: float = 300.0) -> None:
-        self._sync = Memory(wait=wait, timeout=timeout)
+    def __init__(self, *, wait: bool = True, timeout: float = 300.0,
+                 api_url: str | None = None, api_key: str | None = None) -> None:
+        self._sync = Memory(wait=wait, timeout=timeout, api_url=api_url, api_key=api_key)
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)

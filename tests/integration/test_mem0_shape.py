@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from integration.conftest import Worker, memq_env
+from integration.conftest import Worker, memq_env, new_key, start_api
 
 pytestmark = pytest.mark.integration
 
@@ -18,7 +19,7 @@ import json, sys
 from memq import Memory
 
 user = sys.argv[1]
-m = Memory()
+m = Memory() if len(sys.argv) < 4 else Memory(api_url=sys.argv[2], api_key=sys.argv[3])
 messages = [
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
     {"role": "assistant", "content": "How about a thriller? They can be quite engaging."},
@@ -50,15 +51,31 @@ print(json.dumps({
 """
 
 
-def _agent(script: str, user: str) -> dict[str, object]:
-    res = subprocess.run([sys.executable, "-c", script, user], cwd="/", env=memq_env(),
+def _agent(script: str, user: str, *api: str) -> dict[str, object]:
+    res = subprocess.run([sys.executable, "-c", script, user, *api], cwd="/", env=memq_env(),
                          capture_output=True, text=True, timeout=420, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def test_the_mem0_quickstart_runs_on_memq(worker: Worker, user_id: str) -> None:
-    out: dict[str, object] = _agent(QUICKSTART, user_id)
+@pytest.mark.parametrize("over", ["stores", "http"])
+def test_the_mem0_quickstart_runs_on_memq(worker: Worker, user_id: str, over: str,
+                                          tmp_path: Path) -> None:
+    """Over the stores (``Memory()``) and over HTTP with a key (``Memory(api_url=…,
+    api_key=…)``): the same calls, the same answers."""
+    if over == "http":
+        api = start_api(tmp_path / "api.log")
+        try:
+            out: dict[str, object] = _agent(QUICKSTART, user_id, api.base,
+                                            new_key("t-mem0", "read,write,forget"))
+        finally:
+            api.stop()
+    else:
+        out = _agent(QUICKSTART, user_id)
+    _check(out, user_id)
+
+
+def _check(out: dict[str, object], user_id: str) -> None:
     added = out["added"]["results"]  # type: ignore[index]
     # what the offline extractor finds in these turns, reported as mem0 reports it
     # (the plan is dated: the turns are dated today)

@@ -128,6 +128,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}/owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whose memory this is, among the caller's users
+         * @description ``user_id`` null: no memory of that id among the caller's tenant's users.
+         */
+        get: operations["get_owner_v1_memories__memory_id__owner_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -191,7 +211,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Audit */
+        /**
+         * Get Audit
+         * @description The user's audit trail; of one memory (``memory_id``), or of some batches
+         *     (``batch_id``, repeated).
+         */
         get: operations["get_audit_v1_users__user_id__audit_get"];
         put?: never;
         post?: never;
@@ -260,6 +284,23 @@ export interface paths {
          *     memory.
          */
         patch: operations["correct_memory_v1_users__user_id__memories__memory_id__patch"];
+        trace?: never;
+    };
+    "/v1/users/{user_id}/turn-metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The metadata the producer gave these turns */
+        post: operations["post_turn_metadata_v1_users__user_id__turn_metadata_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -368,6 +409,8 @@ export interface components {
         };
         /** Enqueued */
         Enqueued: {
+            /** Batch Ids */
+            batch_ids?: string[];
             /** Batches */
             batches: number;
             /** Delivery Ids */
@@ -507,6 +550,11 @@ export interface components {
          * @enum {string}
          */
         Operation: "add" | "update" | "supersede" | "drop_duplicate" | "repair" | "archive" | "consolidate" | "forget" | "recall";
+        /** Owner */
+        Owner: {
+            /** User Id */
+            user_id: string | null;
+        };
         /** SearchRequest */
         SearchRequest: {
             /**
@@ -655,6 +703,11 @@ export interface components {
             turn_id: string;
             /** User Id */
             user_id: string;
+        };
+        /** TurnRefs */
+        TurnRefs: {
+            /** Refs */
+            refs: string[];
         };
         /** ValidationError */
         ValidationError: {
@@ -883,6 +936,37 @@ export interface operations {
             };
         };
     };
+    get_owner_v1_memories__memory_id__owner_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Owner"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     post_search_v1_search_post: {
         parameters: {
             query?: never;
@@ -975,6 +1059,7 @@ export interface operations {
         parameters: {
             query?: {
                 memory_id?: string | null;
+                batch_id?: string[] | null;
             };
             header?: never;
             path: {
@@ -1128,6 +1213,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StoredMemory"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    post_turn_metadata_v1_users__user_id__turn_metadata_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TurnRefs"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation Error */
