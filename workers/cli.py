@@ -248,6 +248,17 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown_once(args: argparse.Namespace, secret: str, record: dict[str, Any],
+                note: str) -> None:
+    """A secret printed once: the record as JSON (--json), or the secret alone on stdout and
+    what it is on stderr."""
+    if args.json:
+        _print_json(record)
+    else:
+        print(secret)
+        print(f"memq: {note}", file=sys.stderr)
+
+
 def cmd_webhooks(args: argparse.Namespace) -> int:
     """A tenant's webhook (workers/events.py): add (prints the signing secret once), list,
     remove."""
@@ -258,12 +269,9 @@ def cmd_webhooks(args: argparse.Namespace) -> int:
             secret = events.subscribe(args.tenant, args.url)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        if args.json:
-            _print_json({"tenant": args.tenant, "url": args.url, "secret": secret})
-        else:
-            print(secret)
-            print(f"memq: tenant {args.tenant}'s events go to {args.url}; the secret signs "
-                  "them (X-Memq-Signature) and is shown once", file=sys.stderr)
+        _shown_once(args, secret, {"tenant": args.tenant, "url": args.url, "secret": secret},
+                    f"tenant {args.tenant}'s events go to {args.url}; the secret signs them "
+                    "(X-Memq-Signature) and is shown once")
         return 0
     if args.action == "list":
         rows = events.subscriptions()
@@ -284,13 +292,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
     store = auth.KeyStore(wiring.coord().r)
     if args.action == "create":
         text, key = store.create(args.tenant, args.scope, args.name or "")
-        if args.json:
-            _print_json({"key": text, "id": key.id, "tenant": key.tenant,
-                         "scopes": sorted(key.scopes)})
-        else:
-            print(text)
-            print(f"memq: key {key.id} of tenant {key.tenant} ({','.join(sorted(key.scopes))})"
-                  " - shown once, stored only as its hash", file=sys.stderr)
+        _shown_once(args, text, {"key": text, "id": key.id, "tenant": key.tenant,
+                                 "scopes": sorted(key.scopes)},
+                    f"key {key.id} of tenant {key.tenant} ({','.join(sorted(key.scopes))})"
+                    " - shown once, stored only as its hash")
         return 0
     if args.action == "list":
         rows = [k.to_json() for k in store.all()]
