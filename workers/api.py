@@ -137,15 +137,18 @@ class Client:
     def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
                now: datetime | None = None, threshold: float | None = None,
                types: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
-               since: datetime | None = None, until: datetime | None = None) -> list[Hit]:
+               since: datetime | None = None, until: datetime | None = None,
+               statuses: Sequence[str] | None = None) -> list[Hit]:
         """Memories (similarity x decay x confidence), then episodes; ``record=True`` counts
         it as a recall of the memories returned. Filters: ``threshold`` (score at least),
-        ``types`` ("memory", "episode"), ``kinds`` (of memories), ``since`` / ``until`` (event
-        time); filtered, the best k of a deeper list."""
+        ``types`` ("memory", "episode"), ``kinds`` and ``statuses`` (of memories: current,
+        superseded), ``since`` / ``until`` (event time); filtered, the best k of a deeper
+        list."""
         _check_k(k)
         from memq.workers.lifecycle import search  # noqa: PLC0415
 
-        filtered = any(f is not None for f in (threshold, types, kinds, since, until))
+        filtered = any(f is not None for f in (threshold, types, kinds, since, until,
+                                               statuses))
         hits = search(user_id, query, min(100, 3 * k) if filtered else k,
                       now or datetime.now(UTC), record=record)
         if not filtered:
@@ -154,6 +157,7 @@ class Client:
                 if (threshold is None or h.score >= threshold)
                 and (types is None or h.type in types)
                 and (kinds is None or h.kind in kinds)
+                and (statuses is None or h.status in statuses)
                 and (since is None or h.event_at >= since)
                 and (until is None or h.event_at <= until)]
         return kept[:k]
@@ -171,6 +175,13 @@ class Client:
         found = wiring.graph().read_memories(user_id, include_inactive=include_inactive,
                                              as_of=as_of)
         return found[offset:] if limit is None else found[offset:offset + limit]
+
+    def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
+        """One memory of the user, as the state of record holds it (any status)."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        found = wiring.graph().get(user_id, [memory_id])
+        return found[0] if found else None
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""
@@ -284,6 +295,9 @@ class AsyncClient:
         return await asyncio.to_thread(self._sync.memories, user_id,
                                        include_inactive=include_inactive, as_of=as_of,
                                        limit=limit, offset=offset)
+
+    async def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
+        return await asyncio.to_thread(self._sync.memory, user_id, memory_id)
 
     async def facts(self, user_id: str) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._sync.facts, user_id)

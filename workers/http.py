@@ -64,6 +64,7 @@ class SearchRequest(BaseModel):
     threshold: float | None = None  # a score at least this
     types: list[Literal["memory", "episode"]] | None = None
     kinds: list[str] | None = None  # of memories: fact, preference, event, ...
+    statuses: list[str] | None = None  # of memories: current, superseded
     since: datetime | None = None  # event time
     until: datetime | None = None
 
@@ -394,6 +395,14 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                                 as_of=as_of, limit=limit, offset=offset)
         return caller.out([m.model_dump(mode="json") for m in found])  # type: ignore[no-any-return]
 
+    @app.get("/v1/users/{user_id}/memories/{memory_id}", response_model=StoredMemory,
+             summary="One memory, any status")
+    def get_memory(caller: Reader, user_id: str, memory_id: str) -> dict[str, Any]:
+        memory = client.memory(caller.user(user_id), memory_id)
+        if memory is None:
+            raise HTTPException(404, f"no memory {memory_id} of user {user_id}")
+        return caller.out(memory.model_dump(mode="json"))  # type: ignore[no-any-return]
+
     @app.get("/v1/users/{user_id}/facts", response_model=list[Fact])
     def get_facts(user_id: str, caller: Reader) -> list[dict[str, Any]]:
         rows = json.loads(json.dumps(client.facts(caller.user(user_id)), default=json_default))
@@ -431,7 +440,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         return [hit_json(h) for h in client.search(
             caller.user(req.user_id), req.query, req.k, record=req.record,
             threshold=req.threshold, types=req.types, kinds=req.kinds, since=req.since,
-            until=req.until)]
+            until=req.until, statuses=req.statuses)]
 
     @app.post("/v1/context", response_model=ContextBlock)
     def post_context(req: ContextRequest, caller: Reader) -> dict[str, Any]:

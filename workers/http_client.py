@@ -162,6 +162,11 @@ class _Calls:
                      params=params or None)
 
     @staticmethod
+    def memory(user_id: str, memory_id: str) -> _Call:
+        return _Call("GET", f"/v1/users/{user_id}/memories/{memory_id}",
+                     StoredMemory.model_validate)
+
+    @staticmethod
     def owner(memory_id: str) -> _Call:
         return _Call("GET", f"/v1/memories/{memory_id}/owner", lambda r: r["user_id"])
 
@@ -270,10 +275,11 @@ class HttpClient:
     def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
                threshold: float | None = None, types: Sequence[str] | None = None,
                kinds: Sequence[str] | None = None, since: datetime | None = None,
-               until: datetime | None = None) -> list[Hit]:
+               until: datetime | None = None,
+               statuses: Sequence[str] | None = None) -> list[Hit]:
         """As ``memq.Client.search``, filters included."""
         filters = {"threshold": threshold, "types": types, "kinds": kinds, "since": since,
-                   "until": until}
+                   "until": until, "statuses": statuses}
         return list(self._do(_Calls.search(user_id, query, k, record, filters)))
 
     def memories(self, user_id: str, *, include_inactive: bool = False,
@@ -287,6 +293,16 @@ class HttpClient:
     def audit(self, user_id: str, memory_id: str | None = None, *,
               batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         return list(self._do(_Calls.audit(user_id, memory_id, batch_ids)))
+
+    def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
+        """One memory of the user (any status); None when the user has none of that id."""
+        try:
+            found: StoredMemory = self._do(_Calls.memory(user_id, memory_id))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return found
 
     def owner(self, memory_id: str) -> str | None:
         """Whose memory this id is, among the key's tenant's users (None: none)."""
@@ -365,9 +381,10 @@ class AsyncHttpClient:
     async def search(self, user_id: str, query: str, k: int = 10, *, record: bool = False,
                      threshold: float | None = None, types: Sequence[str] | None = None,
                      kinds: Sequence[str] | None = None, since: datetime | None = None,
-                     until: datetime | None = None) -> list[Hit]:
+                     until: datetime | None = None,
+                     statuses: Sequence[str] | None = None) -> list[Hit]:
         filters = {"threshold": threshold, "types": types, "kinds": kinds, "since": since,
-                   "until": until}
+                   "until": until, "statuses": statuses}
         return list(await self._do(_Calls.search(user_id, query, k, record, filters)))
 
     async def memories(self, user_id: str, *, include_inactive: bool = False,
@@ -382,6 +399,15 @@ class AsyncHttpClient:
     async def audit(self, user_id: str, memory_id: str | None = None, *,
                     batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         return list(await self._do(_Calls.audit(user_id, memory_id, batch_ids)))
+
+    async def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
+        try:
+            found: StoredMemory = await self._do(_Calls.memory(user_id, memory_id))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return found
 
     async def owner(self, memory_id: str) -> str | None:
         owner: str | None = await self._do(_Calls.owner(memory_id))

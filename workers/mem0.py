@@ -218,9 +218,8 @@ class Memory:
             user = self._owner(memory_id, user_id)
         except LookupError:
             return None
-        found = [m for m in self._client.memories(user, include_inactive=True)
-                 if m.id == memory_id]
-        return self._items(user, found, {"status": "all"})[0] if found else None
+        memory = self._client.memory(user, memory_id)
+        return self._items(user, [memory], {"status": "all"})[0] if memory else None
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
         """The memory's audit trail as mem0 shapes history: one row per change."""

@@ -418,6 +418,16 @@ def test_metadata_search_filters_and_paging_over_http(server: Api, keys: dict[st
     high = max(h.score for h in everything)
     assert all(h.score >= high for h in memory.search(
         user, "where do I live and what do I drink?", threshold=high))
+    current = memory.search(user, "where do I live and what do I drink?", k=10,
+                            statuses=["current"])
+    assert current and all(h.type == "memory" and h.status == "current" for h in current)
     pages = [memory.memories(user, limit=1, offset=i) for i in range(3)]
     assert [len(p) for p in pages] == [1, 1, 0]
     assert {pages[0][0].id, pages[1][0].id} == {m.id for m in memory.memories(user)}
+    one = memory.memory(user, pages[0][0].id)
+    assert one == pages[0][0] and memory.memory(user, "m_none") is None
+    other = HttpClient(server.base, api_key=keys["b_admin"])  # tenant B's "user" is B's own
+    assert other.memory(user, pages[0][0].id) is None
+    assert _call(server, "GET", f"/v1/users/{user}/memories/{one.id}").status_code == 401
+    assert _call(server, "GET", f"/v1/users/{user}/memories/{one.id}",
+                 key=keys["write"]).status_code == 403

@@ -266,7 +266,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One memory, any status */
+        get: operations["get_memory_v1_users__user_id__memories__memory_id__get"];
         put?: never;
         post?: never;
         /**
@@ -573,6 +574,8 @@ export interface components {
             record?: boolean;
             /** Since */
             since?: string | null;
+            /** Statuses */
+            statuses?: string[] | null;
             /** Threshold */
             threshold?: number | null;
             /** Types */
@@ -1143,6 +1146,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StoredMemory"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_memory_v1_users__user_id__memories__memory_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredMemory"];
                 };
             };
             /** @description Validation Error */
