@@ -175,11 +175,34 @@ def _merged(candidates: Sequence[Candidate]) -> dict[str, Candidate]:
     return out
 
 
+@dataclass(frozen=True)
+class Signals:
+    """How one hit's fused score came about (the console's "why this answer"): each signal
+    as found and its share of the score, the factor the score was then weighed by, and what
+    the neighbouring turns added. ``score = (lexical_part + dense_part) * factor + neighbor``."""
+
+    lexical: float | None  # BM25 score as found (None: BM25 did not find it)
+    dense: float | None  # cosine to the query as found
+    lexical_part: float  # Weights.lexical x BM25 / the pool's best
+    dense_part: float  # (1 - Weights.lexical) x cosine stretched over the pool's range
+    factor: float  # decay x confidence, superseded, past, assistant: all multiplied
+    neighbor: float  # added for strong turns next to it
+    score: float
+
+
 def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *,
          weights: Weights = Weights(), superseded: Collection[str] = (),
          past: bool = False) -> list[Hit]:
     """Top ``k`` of the fused ranking of turns and memories; each hit's score is its fused
     score (comparable within one list, not across queries)."""
+    return [hit for hit, _ in fuse_explained(episodes, memories, k, weights=weights,
+                                             superseded=superseded, past=past)]
+
+
+def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *,
+                   weights: Weights = Weights(), superseded: Collection[str] = (),
+                   past: bool = False) -> list[tuple[Hit, Signals]]:
+    """:func:`fuse`, each hit with the :class:`Signals` its score is made of."""
     items = _merged([*episodes, *memories])
     if not items or k <= 0:
         return []
@@ -192,31 +215,33 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
     changed = weights.past_factor if past else weights.superseded_factor
     superseded = set(superseded)
 
-    def score(c: Candidate) -> float:
+    def parts(c: Candidate) -> tuple[float, float, float]:
         lexical = (c.lexical or 0.0) / top_lexical if top_lexical > 0 else 0.0
         dense = 0.0
         if c.dense is not None and not (c.hit.type == "memory" and c.dense < weights.memory_floor):
             dense = min(1.0, max(0.0, (c.dense - lo) / (hi - lo))) if hi > lo else 1.0
-        s = weights.lexical * lexical + (1.0 - weights.lexical) * dense
+        factor = 1.0
         if c.hit.type == "memory":
-            s *= 0.5 + 0.5 * max(0.0, min(1.0, c.weight))
+            factor *= 0.5 + 0.5 * max(0.0, min(1.0, c.weight))
             if c.hit.status == "superseded":
-                s *= changed
+                factor *= changed
         else:
             if set(c.hit.source_turn_ids) & superseded:
-                s *= changed
+                factor *= changed
             if c.hit.role == "assistant":
-                s *= weights.assistant_factor
-        return s
+                factor *= weights.assistant_factor
+        return weights.lexical * lexical, (1.0 - weights.lexical) * dense, factor
 
-    scored = {i: score(c) for i, c in items.items()}
+    split = {i: parts(c) for i, c in items.items()}
+    own = {i: (lex + den) * factor for i, (lex, den, factor) in split.items()}
+    bonus = dict.fromkeys(items, 0.0)
     if weights.neighbor:  # a turn next to strong evidence is likely part of it
-        own = dict(scored)
         for i, c in items.items():
             if c.hit.type == "episode" and c.hit.role != "assistant":
-                scored[i] += weights.neighbor * sum(
+                bonus[i] = weights.neighbor * sum(
                     own[j] for j in c.hit.neighbors
                     if j in items and items[j].hit.role != "assistant")
+    scored = {i: own[i] + bonus[i] for i in items}
     order = sorted(scored, key=lambda i: (-scored[i], items[i].hit.type != "memory", i))
     chosen: list[str] = []
     deferred: list[str] = []  # memories past their share, in order: they come back later
@@ -231,7 +256,15 @@ def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *
             break
     while len(chosen) < k and deferred:  # nothing else left: the memories after all
         chosen.append(deferred.pop(0))
-    return [replace(items[i].hit, score=round(scored[i], 6)) for i in chosen[:k]]
+    out = []
+    for i in chosen[:k]:
+        lex, den, factor = split[i]
+        score = round(scored[i], 6)
+        out.append((replace(items[i].hit, score=score),
+                    Signals(lexical=items[i].lexical, dense=items[i].dense,
+                            lexical_part=round(lex, 6), dense_part=round(den, 6),
+                            factor=round(factor, 6), neighbor=round(bonus[i], 6), score=score)))
+    return out
 
 
 def _memory_fits(chosen: list[str], items: dict[str, Candidate], every: int) -> bool:

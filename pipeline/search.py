@@ -46,6 +46,16 @@ def search(text: TextIndex, vectors: VectorIndex, embedder: Embedder, user_id: s
            query: str, k: int, now: datetime, policy: Policy, *,
            submit: Callable[..., Any] = at_once) -> list[Hit]:
     """The user's best k hits for ``query`` (see the module docstring)."""
+    return [hit for hit, _ in search_explained(text, vectors, embedder, user_id, query, k, now,
+                                               policy, submit=submit)]
+
+
+def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, user_id: str,
+                     query: str, k: int, now: datetime, policy: Policy, *,
+                     submit: Callable[..., Any] = at_once
+                     ) -> list[tuple[Hit, recall.Signals]]:
+    """:func:`search`, each hit with the signals its score is made of
+    (``recall.fuse_explained``)."""
     model = embedder.model_id
     pool = max(k, recall.POOL)
     found_text = submit(text.search_text, user_id, query, pool)
@@ -77,5 +87,5 @@ def search(text: TextIndex, vectors: VectorIndex, embedder: Embedder, user_id: s
         memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),
         weight=lifecycle.recall_score(1.0, m, now, policy) if m.is_current else 1.0)
         for m in found.values()]
-    return recall.fuse(episodes, memories, k, superseded=superseded,
-                       past=recall.asks_about_past(query))
+    return recall.fuse_explained(episodes, memories, k, superseded=superseded,
+                                 past=recall.asks_about_past(query))

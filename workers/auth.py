@@ -41,6 +41,7 @@ ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 _PREFIX = "memq:auth:"
 _KEYS = _PREFIX + "keys"  # set of key ids
+_CONSOLE_SECRET = _PREFIX + "console-secret"  # the console's form tokens' HMAC key
 ACCESS_MAX = 100_000
 _DUMMY = hashlib.sha256(b"memq: no such key").hexdigest()
 
@@ -202,6 +203,18 @@ class KeyStore:
         wait = self._take(keys=[f"{_PREFIX}rate:{bucket}:{tenant}"],
                           args=[rate, burst, cost])
         return float(wait)
+
+    # -- the console's forms ---------------------------------------------------------------
+    def form_token(self, who: str) -> str:
+        """The token the console's forms carry for ``who`` (a key id, or "" with auth off):
+        an HMAC under a secret kept in Redis (made once, shared by every API host), so a
+        form posted from another site, which cannot read the page, cannot forge it."""
+        self.r.set(_CONSOLE_SECRET, secrets.token_hex(32), nx=True)
+        secret = cast(str, self.r.get(_CONSOLE_SECRET))
+        return hmac.new(secret.encode(), f"form:{who}".encode(), hashlib.sha256).hexdigest()
+
+    def form_token_ok(self, who: str, presented: str) -> bool:
+        return hmac.compare_digest(self.form_token(who), presented)
 
     # -- the access record -----------------------------------------------------------------
     def record_access(self, tenant: str, entry: dict[str, str]) -> None:

@@ -448,28 +448,10 @@ def cmd_deadletters(args: argparse.Namespace) -> int:
 
 
 def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> int:
-    """Publish dead-lettered batches again, as new deliveries. Harmless if some of it was
-    applied before: turns applied are skipped, and every write is fenced and idempotent.
-    Quarantined broker messages hold no batch: they stay, with the reason why."""
-    from pydantic import ValidationError  # noqa: PLC0415
+    """Publish dead-lettered batches again (``ops.requeue_dead``)."""
+    from memq.workers.ops import requeue_dead  # noqa: PLC0415
 
-    from memq.workers.client import enqueue  # noqa: PLC0415
-
-    def chosen(entry: dict[str, Any]) -> bool:
-        batch = (entry.get("message") or {}).get("batch")
-        return bool(batch) and (every or entry.get("delivery_id") in wanted)
-
-    taken = coord.take_dead_letters(chosen)
-    published, refused = [], []
-    for entry in taken:
-        try:
-            batch = IngestBatch.model_validate_json(entry["message"]["batch"])
-        except (ValidationError, TypeError) as exc:
-            refused.append((entry, f"its batch is not valid: {exc.__class__.__name__}"))
-            coord.put_dead(json.dumps(entry))
-            continue
-        published += enqueue([batch])
-    missing = sorted(wanted - {e.get("delivery_id") for e in taken})
+    published, refused, missing = requeue_dead(coord, wanted, every=every)
     if json_out:
         _print_json({"requeued": [p.delivery_id for p in published],
                      "refused": [e.get("delivery_id") for e, _ in refused],

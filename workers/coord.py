@@ -12,6 +12,7 @@ A delivery (one enqueued batch) lives here from the moment it is accepted until 
     memq:inflight        deliveries not yet done (``memq wait``)
     memq:deadletter      list: dead letters with their reasons (``memq deadletters``)
     memq:reaper, memq:stats:<name>, memq:metrics   the reaper's turn, counters, metrics
+    memq:metrics:samples list: the metrics' recent history (the console's charts)
 
 Every key of memq's own is spelled here and nowhere else (workers.auth keeps its keys under
 ``memq:auth:``); the Lua scripts are files of ``workers/lua/``, loaded by name (:func:`lua`).
@@ -61,6 +62,7 @@ OUTBOX = "memq:outbox"
 MAILBOXES = "memq:mboxes"
 REAPER = "memq:reaper"  # the reaper pass of the moment (one worker's, for the interval)
 METRICS = "memq:metrics"  # workers.metrics' series (a hash, one field a series)
+SAMPLES = "memq:metrics:samples"  # workers.metrics.record_sample's points (a capped list)
 _STATS = "memq:stats:"  # counters: replans, reaped
 
 # Pub/Sub channels: waiting is blocking on one of these, never polling

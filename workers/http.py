@@ -19,7 +19,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
 from typing import Annotated, Any, Literal
 
 import redis
@@ -46,7 +45,8 @@ log = structlog.get_logger(__name__)
 MAX_BODY_ITEMS = 10_000
 MAX_WAIT_S = 30.0
 # routes whose every call is kept in the tenant's access record (who, route, user, status)
-_RECORDED = ("/v1/turns", "/v1/deliveries", "/v1/users", "/v1/search", "/v1/context")
+_RECORDED = ("/v1/turns", "/v1/deliveries", "/v1/users", "/v1/search", "/v1/context",
+             "/ui/users")  # the console's views of a user (workers.console)
 
 
 class AddRequest(BaseModel):
@@ -189,18 +189,13 @@ _SCHEME = HTTPBearer(auto_error=False, description="an API key from `memq keys c
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_SCHEME)]
 
 
-@cache
-def _keys() -> auth.KeyStore:
-    return auth.KeyStore(wiring.coord().r)
-
-
 def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> Caller:
     if wiring.settings().auth == "off":
         return Caller(None)
     if creds is None:
         raise HTTPException(401, "no API key: send Authorization: Bearer <key> "
                                  "(memq keys create makes one)", headers=_UNAUTHORIZED)
-    key = _keys().verify(creds.credentials)
+    key = wiring.keys().verify(creds.credentials)
     if key is None:
         raise HTTPException(401, "this API key is not valid (unknown, revoked or malformed)",
                             headers=_UNAUTHORIZED)
@@ -212,7 +207,7 @@ def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> C
 def _throttle(tenant: str, bucket: str, cost: float, rate: float, burst: float,
               what: str) -> None:
     """429 with ``Retry-After`` while the tenant's ``bucket`` cannot take ``cost``."""
-    wait = _keys().take(tenant, bucket, cost, rate, burst)
+    wait = wiring.keys().take(tenant, bucket, cost, rate, burst)
     if wait > 0:
         raise HTTPException(429, f"tenant {tenant}: more than {rate:g} {what} a second",
                             headers={"Retry-After": str(math.ceil(wait))})
@@ -286,7 +281,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                          "user": ",".join(dict.fromkeys(caller.users)),
                          "status": str(response.status_code)}
                 try:
-                    await asyncio.to_thread(_keys().record_access, caller.key.tenant, entry)
+                    await asyncio.to_thread(wiring.keys().record_access, caller.key.tenant, entry)
                 except redis.RedisError:
                     log.warning("access record not written", key=caller.key.id, route=route)
         return response
@@ -481,7 +476,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                    ) -> list[dict[str, str]]:
         if caller.key is None:
             raise HTTPException(404, "no access record with MEMQ_AUTH=off (no tenants)")
-        return _keys().access(caller.key.tenant, limit)
+        return wiring.keys().access(caller.key.tenant, limit)
 
     @app.get("/healthz", summary="Liveness: the process answers")
     async def healthz() -> dict[str, str]:
@@ -504,7 +499,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                                "read": read}
         admin = not auth_on
         if auth_on and creds is not None and write:
-            key = _keys().verify(creds.credentials)
+            key = wiring.keys().verify(creds.credentials)
             admin = key is not None and key.allows("admin")
         if admin:
             out["checks"] = [c.to_json() for c in checks]
@@ -521,6 +516,9 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         registry.register(RedisCollector(wiring.coord().r))
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
+    from memq.workers import console  # noqa: PLC0415
+
+    console.mount(app)  # the memory console at /ui
     return app
 
 

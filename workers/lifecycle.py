@@ -20,6 +20,7 @@ from celery import Task
 from memq.pipeline import jobs, lifecycle
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
+from memq.pipeline.recall import Signals
 from memq.schemas import IngestBatch, Kind, Turn, turn_ref
 from memq.workers import wiring
 from memq.workers.app import STRATEGY, app
@@ -169,6 +170,16 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     if record and recalled:
         _record_recall(user_id, recalled, now)
     return hits
+
+
+def search_explained(user_id: str, query: str, k: int, now: datetime
+                     ) -> list[tuple[Hit, Signals]]:
+    """:func:`search` (never recorded as a recall), each hit with its ``recall.Signals``:
+    the console's "why this answer"."""
+    from memq.pipeline.search import search_explained as explained  # noqa: PLC0415
+
+    return explained(wiring.graph(), wiring.chroma(), wiring.ports_for(user_id).embedder,
+                     user_id, query, k, now, policy(wiring.settings()), submit=_reads().submit)
 
 
 def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:

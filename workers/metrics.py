@@ -9,6 +9,7 @@ user text is ever a label: labels are stage, operation and queue names.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -19,7 +20,15 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.workers.coord import DEAD, INFLIGHT, MAILBOXES, METRICS, OUTBOX, delivery_key
+from memq.workers.coord import (
+    DEAD,
+    INFLIGHT,
+    MAILBOXES,
+    METRICS,
+    OUTBOX,
+    SAMPLES,
+    delivery_key,
+)
 from memq.workers.wire import QUEUES
 
 KEY = METRICS
@@ -198,3 +207,35 @@ class RedisCollector:
         yield GaugeMetricFamily("memq_oldest_inflight_seconds",
                                 "Age of the oldest delivery not done yet",
                                 value=now["oldest_inflight_s"] or 0.0)
+
+
+SAMPLES_KEPT = 2_880  # at the reaper's 5 s: four hours
+
+
+def record_sample(client: redis.Redis, now: float) -> None:
+    """One point of the console's charts: the counters (turns extracted, memory changes,
+    dead letters) and the gauges, now. The reaper records one per interval (one worker of
+    all takes the turn), in a capped list: the charts need a history, the counters alone are
+    totals."""
+    stored = read(client)
+
+    def total(name: str) -> float:
+        return sum(v.get("", 0.0) for v in stored.get(name, {}).values())
+
+    now_g = gauges(client)
+    point = {"t": round(now, 3), "turns": total("memq_turns_total"),
+             "written": total("memq_memories_written_total"),
+             "dead_total": total("memq_dead_letters_total"),
+             "queued": sum(now_g["queues"].values()), "inflight": now_g["inflight"],
+             "mailboxes": now_g["mailboxes"], "dead_letters": now_g["dead_letters"],
+             "oldest_inflight_s": round(now_g["oldest_inflight_s"] or 0.0, 3)}
+    pipe = client.pipeline(transaction=False)
+    pipe.rpush(SAMPLES, json.dumps(point))
+    pipe.ltrim(SAMPLES, -SAMPLES_KEPT, -1)
+    pipe.execute()
+
+
+def samples(client: redis.Redis, since: float = 0.0) -> list[dict[str, float]]:
+    """The recorded points, oldest first (those at or after ``since``)."""
+    rows = [json.loads(raw) for raw in cast(list[str], client.lrange(SAMPLES, 0, -1))]
+    return [row for row in rows if row["t"] >= since]

@@ -1,23 +1,28 @@
 """What operators ask: ``status`` (what is waiting, who is working) and ``doctor`` (is every
-dependency reachable, what configuration is in effect). Data only; the CLI and the HTTP API
-print it."""
+dependency reachable, what configuration is in effect); and ``requeue_dead``. Data only; the
+CLI, the HTTP API and the console print it."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from memq.workers import wiring
 from memq.workers.metrics import gauges
 from memq.workers.settings import Settings
+
+if TYPE_CHECKING:
+    from memq.workers.client import Published
+    from memq.workers.coord import Coord
 
 PING_TIMEOUT_S = 2.0
 
@@ -228,3 +233,35 @@ def _workers() -> list[str]:
 
     replies = app.control.ping(timeout=1.0) or []
     return sorted(name for reply in replies for name in reply)
+
+
+def requeue_dead(coord: Coord, wanted: Collection[str], *, every: bool = False,
+                 allowed: Callable[[dict[str, Any]], bool] = lambda _: True
+                 ) -> tuple[list[Published], list[tuple[dict[str, Any], str]], list[str]]:
+    """Publish dead-lettered batches again, as new deliveries: those of ``wanted`` (ids), or
+    ``every`` one, among those ``allowed`` (a tenant's). Harmless if some of it was applied
+    before: turns applied are skipped, and every write is fenced and idempotent. Quarantined
+    broker messages hold no batch: they stay. Returns (published, refused with why, ids
+    not found)."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from memq.schemas import IngestBatch  # noqa: PLC0415
+    from memq.workers.client import enqueue  # noqa: PLC0415
+
+    def chosen(entry: dict[str, Any]) -> bool:
+        batch = (entry.get("message") or {}).get("batch")
+        return bool(batch) and allowed(entry) and (every or entry.get("delivery_id") in wanted)
+
+    taken = coord.take_dead_letters(chosen)
+    published: list[Published] = []
+    refused: list[tuple[dict[str, Any], str]] = []
+    for entry in taken:
+        try:
+            batch = IngestBatch.model_validate_json(entry["message"]["batch"])
+        except (ValidationError, TypeError) as exc:
+            refused.append((entry, f"its batch is not valid: {exc.__class__.__name__}"))
+            coord.put_dead(json.dumps(entry))
+            continue
+        published += enqueue([batch])
+    missing = sorted(set(wanted) - {e.get("delivery_id") for e in taken})
+    return published, refused, missing

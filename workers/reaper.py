@@ -10,7 +10,8 @@ one of them act per interval. Each pass:
   the deadline on while it works, so a long LLM call is not a stall; a delivery still
   waiting on the queue behind a backlog is not one either (its deadline just moves on);
 - claims users whose mailbox holds work and whom nobody holds (a drain that died, or froze
-  past its lease) and publishes their drain.
+  past its lease) and publishes their drain;
+- records a point of the metrics' history (``metrics.record_sample``: the console's charts).
 
 Repeats are harmless: extraction is idempotent, and a drain's writes are fenced.
 """
@@ -39,6 +40,9 @@ def reap(now: float) -> tuple[int, int]:
     coord, s = wiring.coord(), wiring.settings()
     if not coord.reaper_turn(s.reaper_interval_s):
         return 0, 0
+    from memq.workers.metrics import record_sample  # noqa: PLC0415
+
+    record_sample(coord.r, now)  # the console's charts: one point per interval
     republished = 0
     due = coord.due(now)
     on_queue = queued_deliveries(coord) if due else set()

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agen
     from memq.pipeline.ports import Embedder, Extractor, Judge
     from memq.pipeline.predicates import Predicates
     from memq.pipeline.service import Ports
+    from memq.workers.auth import KeyStore
     from memq.workers.coord import Coord
     from memq.workers.metrics import Metrics
 
@@ -33,6 +34,14 @@ def coord() -> Coord:
     from memq.workers.coord import Coord  # noqa: PLC0415  (redis: not for every command)
 
     return Coord.from_url(s.redis_url, ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
+
+
+@cache
+def keys() -> KeyStore:
+    """The API keys, tenants' limits and access records (``workers.auth``)."""
+    from memq.workers.auth import KeyStore  # noqa: PLC0415
+
+    return KeyStore(coord().r)
 
 
 @cache

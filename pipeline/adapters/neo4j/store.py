@@ -392,6 +392,15 @@ class Neo4jGraph:
         return {str(r["ref"]): json.loads(r["metadata"]) for r in self._run(
             "turn_metadata", user_id=user_id, ids=wanted)}
 
+    def episodes(self, user_id: str, refs: Sequence[str]) -> list[Hit]:
+        """These turns of the user (``<session>/<turn>``), as stored, by event time; a ref
+        that names no turn of the user is left out."""
+        if not refs:
+            return []
+        wanted = sorted({ids.episode_id(user_id, ref) for ref in refs})
+        return [_episode_hit(r) for r in self._run("episodes_by_ref", user_id=user_id,
+                                                   ids=wanted)]
+
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
         wanted = [ids.episode_id(user_id, ref) for ref in refs]
         if not wanted:

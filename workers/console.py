@@ -1,0 +1,381 @@
+"""The memory console: ``memq serve`` at ``/ui``, server-rendered pages (Jinja2, autoescaped).
+
+Five views of what memq remembers, each a page that works without script:
+
+1. **Memories** (``/ui/users/<u>``): by person and kind, with confidence, importance after
+   decay, status, and the source turns one click away;
+2. **Timeline** (``/ui/users/<u>/timeline``): per slot, the values over valid time as bands,
+   when each was recorded and closed, why and by which turns; ``as of`` a date;
+3. **Why this answer** (``/ui/users/<u>/why``): the ranked hits of a query, what each
+   signal contributed (``recall.Signals``), and the context block an agent would receive;
+4. **Audit and forget** (``/ui/users/<u>/audit``): the trail, filtered by memory and
+   operation, the tombstones, and forget (a memory, or the user) after a confirmation;
+5. **Operations** (``/ui/ops``): queues, in flight, mailboxes, dead letters with their
+   reasons and a requeue button, throughput and freshness charts (``metrics.samples``).
+
+Access is the API's (``workers.auth``): the browser signs in with an API key, kept in an
+HttpOnly, SameSite=Strict cookie scoped to ``/ui``; the key's tenant owns the users it sees,
+its scopes say what it may do (``read`` the views, ``forget`` the forget buttons, ``admin``
+the operations view). Every form that changes something carries a token only the page can
+know (``KeyStore.form_token``). With ``MEMQ_AUTH=off`` everything is open, as the API is.
+Every view of a user is kept in the tenant's access record. No user text is logged: the
+pages are not, and the query of "why" stays out of every log line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import structlog
+from fastapi import APIRouter, FastAPI, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from memq.pipeline import console as view
+from memq.workers import auth, wiring
+
+log = structlog.get_logger(__name__)
+HERE = Path(__file__).parent / "ui"
+COOKIE = "memq_console"
+COOKIE_S = 8 * 3600
+USERS_SHOWN = 200
+CHART_W, CHART_H = 560, 120
+TIMELINE_W = 720
+OPERATIONS = ("add", "update", "supersede", "drop_duplicate", "repair", "archive",
+              "consolidate", "forget", "recall")
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+def _day(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d") if value else "—"
+
+
+@cache
+def _templates() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"),
+                      autoescape=select_autoescape(("html",), default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["when"] = _when
+    env.filters["day"] = _day
+    return env
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks: the key (None: auth off)."""
+
+    key: auth.ApiKey | None
+
+    @property
+    def tenant(self) -> str | None:
+        return self.key.tenant if self.key else None
+
+    @property
+    def who(self) -> str:
+        return self.key.id if self.key else ""
+
+    def may(self, scope: str) -> bool:
+        return self.key is None or self.key.allows(scope)
+
+    def user(self, user_id: str) -> str:
+        try:
+            return auth.tenant_user(self.tenant, user_id)
+        except auth.AuthError as exc:
+            raise HTTPException(400, str(exc)) from None
+
+    def sees(self, internal: str | None) -> str | None:
+        """The viewer's id of a stored user id; None when it is not the viewer's."""
+        return auth.external_user(self.tenant, internal)
+
+
+class _SignIn(Exception):
+    """No (valid) key in the cookie: to the sign-in page."""
+
+
+def _viewer(request: Request, scope: str = "read") -> Viewer:
+    if wiring.settings().auth == "off":
+        return Viewer(None)
+    presented = request.cookies.get(COOKIE)
+    key = wiring.keys().verify(presented) if presented else None
+    if key is None:
+        raise _SignIn
+    if not key.allows(scope):
+        raise HTTPException(403, f"this key may not {scope} (its scopes: "
+                                 f"{','.join(sorted(key.scopes))})")
+    return Viewer(key)
+
+
+def _record(request: Request, viewer: Viewer, user_id: str) -> None:
+    """The view of a user goes to the tenant's access record (the API's middleware)."""
+    from memq.workers.http import Caller  # noqa: PLC0415
+
+    request.state.caller = Caller(viewer.key, [user_id])
+
+
+def _same_origin(request: Request) -> None:
+    """A form that changes something comes from this console's own pages."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "a form from another site")
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        raise HTTPException(403, "a form from another site")
+
+
+def _checked(request: Request, viewer: Viewer, token: str) -> None:
+    _same_origin(request)
+    if not wiring.keys().form_token_ok(viewer.who, token):
+        raise HTTPException(403, "this form has expired or is not from this console: "
+                                 "reload the page")
+
+
+def _page(request: Request, name: str, viewer: Viewer | None, status: int = 200,
+          **values: Any) -> HTMLResponse:
+    html = _templates().get_template(name).render(
+        viewer=viewer, auth_on=wiring.settings().auth == "on", path=request.url.path,
+        token=wiring.keys().form_token(viewer.who) if viewer else "", **values)
+    return HTMLResponse(html, status_code=status, headers={
+        "Cache-Control": "no-store", "X-Frame-Options": "DENY",
+        "Content-Security-Policy": "default-src 'self'; style-src 'self'; img-src 'self' data:;"
+                                   " script-src 'none'; frame-ancestors 'none'",
+        "Referrer-Policy": "no-referrer"})
+
+
+def _user_nav(user_id: str) -> list[tuple[str, str]]:
+    base = f"/ui/users/{user_id}"
+    return [("Memories", base), ("Timeline", f"{base}/timeline"),
+            ("Why this answer", f"{base}/why"), ("Audit and forget", f"{base}/audit")]
+
+
+def _parse_day(text: str | None, field: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise HTTPException(400, f"{field}: a date as YYYY-MM-DD (or an ISO time)") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC) + timedelta(days=1, seconds=-1)
+
+
+def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
+    """The console's routes and its static files, on the API's app."""
+    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    router = APIRouter(prefix="/ui", include_in_schema=False)
+
+    @app.exception_handler(_SignIn)
+    async def _to_sign_in(request: Request, _: Exception) -> Response:
+        return RedirectResponse(f"/ui/login?next={request.url.path}", status_code=303)
+
+    @app.get("/ui", include_in_schema=False)
+    def _ui() -> Response:
+        return RedirectResponse("/ui/", status_code=307)
+
+    @router.get("/login", response_class=HTMLResponse)
+    def login_page(request: Request, next: str = "/ui/") -> HTMLResponse:
+        return _page(request, "login.html", None, next=_local(next), failed=False)
+
+    @router.post("/login", response_class=HTMLResponse)
+    def login(request: Request, key: str = Form(...), next: str = Form("/ui/")
+              ) -> Response:
+        _same_origin(request)
+        found = wiring.keys().verify(key.strip())
+        if found is None or not found.allows("read"):
+            log.info("console: sign-in refused")
+            return _page(request, "login.html", None, status=401, next=_local(next),
+                         failed=True)
+        response = RedirectResponse(_local(next), status_code=303)
+        response.set_cookie(COOKIE, key.strip(), max_age=COOKIE_S, path="/ui", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        log.info("console: signed in", key=found.id)
+        return response
+
+    @router.post("/logout")
+    def logout(request: Request) -> Response:
+        _same_origin(request)
+        response = RedirectResponse("/ui/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/ui")
+        return response
+
+    @router.get("/", response_class=HTMLResponse)
+    def home(request: Request, user: str | None = None) -> Response:
+        viewer = _viewer(request)
+        if user:
+            viewer.user(user)  # a valid id, or 400
+            return RedirectResponse(f"/ui/users/{user}", status_code=303)
+        mine = [u for u in (viewer.sees(i) for i in wiring.graph().users()) if u]
+        return _page(request, "home.html", viewer, users=mine[:USERS_SHOWN],
+                     more=max(0, len(mine) - USERS_SHOWN))
+
+    @router.get("/users/{user_id}", response_class=HTMLResponse)
+    def memories(request: Request, user_id: str,
+                 status: Annotated[list[str] | None, Query()] = None) -> HTMLResponse:
+        viewer = _viewer(request)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        from memq.workers.settings import policy  # noqa: PLC0415
+
+        now = datetime.now(UTC)
+        found = wiring.graph().read_memories(internal, include_inactive=True)
+        shown = status or ["current"]
+        groups = view.memory_groups(found, now, policy(wiring.settings()), statuses=shown)
+        counts: dict[str, int] = {}
+        for m in found:
+            s = view.display_status(m, now)
+            counts[s] = counts.get(s, 0) + 1
+        return _page(request, "memories.html", viewer, user_id=user_id,
+                     nav=_user_nav(user_id), groups=groups, counts=counts, shown=shown,
+                     statuses=view.STATUS_ORDER, total=len(found))
+
+    @router.get("/users/{user_id}/turns", response_class=HTMLResponse)
+    def turns(request: Request, user_id: str,
+              ref: Annotated[list[str] | None, Query(max_length=200)] = None,
+              memory: str | None = None) -> HTMLResponse:
+        viewer = _viewer(request)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        ref = ref or []
+        found = wiring.graph().episodes(internal, ref)
+        missing = sorted(set(ref) - {h.source_turn_ids[0] for h in found})
+        return _page(request, "turns.html", viewer, user_id=user_id, nav=_user_nav(user_id),
+                     turns=found, missing=missing, memory=memory)
+
+    @router.get("/users/{user_id}/timeline", response_class=HTMLResponse)
+    def timeline(request: Request, user_id: str, slot: str | None = None,
+                 as_of: str | None = None) -> HTMLResponse:
+        viewer = _viewer(request)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        at = _parse_day(as_of, "as_of")
+        now = datetime.now(UTC)
+        graph = wiring.graph()
+        found = graph.read_memories(internal, include_inactive=True)
+        every = view.timelines(found, graph.audit(internal))
+        chosen = [t for t in every if t.key == slot] if slot else every
+        drawn = []
+        for t in chosen:
+            scale = view.axis(t, max(now, at) if at else now)
+            drawn.append({"t": t, "placed": view.band_layout(t, scale, TIMELINE_W),
+                          "scale": scale, "as_of_x": scale.x(at, TIMELINE_W) if at else None,
+                          "value_at": view.value_at(t, at) if at else None,
+                          "believed_at": view.believed_at(t, at) if at else None})
+        return _page(request, "timeline.html", viewer, user_id=user_id,
+                     nav=_user_nav(user_id), drawn=drawn, slots=every, slot=slot,
+                     as_of=as_of or "", at=at, width=TIMELINE_W)
+
+    @router.get("/users/{user_id}/why", response_class=HTMLResponse)
+    def why(request: Request, user_id: str, q: str | None = None,
+            k: int = Query(default=10, ge=1, le=50),
+            max_tokens: int = Query(default=800, ge=50, le=8000)) -> HTMLResponse:
+        viewer = _viewer(request)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        hits: list[Any] = []
+        block = ""
+        if q and q.strip():
+            from memq.workers.api import Client  # noqa: PLC0415
+            from memq.workers.lifecycle import search_explained  # noqa: PLC0415
+
+            now = datetime.now(UTC)
+            hits = search_explained(internal, q, k, now)
+            block = Client().context(internal, q, max_tokens=max_tokens, now=now)
+        top = max((s.score for _, s in hits), default=0.0) or 1.0
+        return _page(request, "why.html", viewer, user_id=user_id, nav=_user_nav(user_id),
+                     q=q or "", k=k, max_tokens=max_tokens, hits=hits, block=block, top=top)
+
+    @router.get("/users/{user_id}/audit", response_class=HTMLResponse)
+    def audit(request: Request, user_id: str, memory: str | None = None,
+              operation: str | None = None) -> HTMLResponse:
+        viewer = _viewer(request)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        if operation and operation not in OPERATIONS:
+            raise HTTPException(400, f"operation: one of {', '.join(OPERATIONS)}")
+        entries = view.filter_audit(wiring.graph().audit(internal), memory_id=memory,
+                                    operation=operation)
+        return _page(request, "audit.html", viewer, user_id=user_id, nav=_user_nav(user_id),
+                     entries=entries, memory=memory or "", operation=operation or "",
+                     operations=OPERATIONS, may_forget=viewer.may("forget"))
+
+    @router.get("/users/{user_id}/forget", response_class=HTMLResponse)
+    def confirm_forget(request: Request, user_id: str, memory: str | None = None
+                       ) -> HTMLResponse:
+        viewer = _viewer(request, "forget")
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        target = wiring.graph().get(internal, [memory]) if memory else []
+        if memory and not target:
+            raise HTTPException(404, f"no memory {memory} of user {user_id}")
+        return _page(request, "forget.html", viewer, user_id=user_id, nav=_user_nav(user_id),
+                     memory=target[0] if target else None, report=None)
+
+    @router.post("/users/{user_id}/forget", response_class=HTMLResponse)
+    def forget(request: Request, user_id: str, token: str = Form(...),
+               memory: str | None = Form(None), with_sources: bool = Form(False)
+               ) -> HTMLResponse:
+        viewer = _viewer(request, "forget")
+        _checked(request, viewer, token)
+        internal = viewer.user(user_id)
+        _record(request, viewer, user_id)
+        from memq.workers.api import Client  # noqa: PLC0415
+
+        report = Client().forget(internal, memory or None, with_sources=with_sources)
+        log.info("console: forgot", memory=bool(memory), total=report.total)
+        return _page(request, "forget.html", viewer, user_id=user_id, nav=_user_nav(user_id),
+                     memory=None, forgot=memory, report=report.to_json())
+
+    @router.get("/ops", response_class=HTMLResponse)
+    def ops(request: Request, hours: float = Query(default=1.0, gt=0, le=24)) -> HTMLResponse:
+        viewer = _viewer(request, "admin")
+        from memq.workers import metrics  # noqa: PLC0415
+
+        coord = wiring.coord()
+        now = datetime.now(UTC).timestamp()
+        gauges = metrics.gauges(coord.r)
+        dead = [dict(d, user_id=viewer.sees(d.get("user_id")))
+                for d in coord.dead_letters()
+                if viewer.tenant is None or viewer.sees(d.get("user_id"))]
+        points = metrics.samples(coord.r, since=now - hours * 3600)
+        charts = [
+            ("Throughput: turns extracted a second", view.rates(points, "turns")),
+            ("Memory changes a second", view.rates(points, "written")),
+            ("Freshness: age of the oldest turn not yet applied (s)",
+             view.series(points, "oldest_inflight_s")),
+            ("In flight: deliveries accepted, not done", view.series(points, "inflight")),
+        ]
+        drawn = [(title, *view.polyline(line, CHART_W, CHART_H), len(line))
+                 for title, line in charts]
+        return _page(request, "ops.html", viewer, gauges=gauges, dead=dead, charts=drawn,
+                     hours=hours, width=CHART_W, height=CHART_H, samples=len(points),
+                     requeued=request.query_params.get("requeued"))
+
+    @router.post("/ops/requeue")
+    def requeue(request: Request, token: str = Form(...), delivery_id: str = Form(...)
+                ) -> Response:
+        viewer = _viewer(request, "admin")
+        _checked(request, viewer, token)
+        from memq.workers.ops import requeue_dead  # noqa: PLC0415
+
+        published, refused, _ = requeue_dead(
+            wiring.coord(), {delivery_id},
+            allowed=lambda e: viewer.tenant is None or bool(viewer.sees(e.get("user_id"))))
+        if refused:
+            raise HTTPException(422, refused[0][1])
+        if not published:
+            raise HTTPException(404, f"no dead letter {delivery_id} with a batch")
+        return RedirectResponse(f"/ui/ops?requeued={published[0].delivery_id}",
+                                status_code=303)
+
+    app.include_router(router)
+
+
+def _local(target: str) -> str:
+    """Where to go after signing in: a console path of this host only."""
+    return target if target.startswith("/ui/") and not target.startswith("//") else "/ui/"
