@@ -138,11 +138,12 @@ def slot_key(subject: str, predicate: str) -> str:
 
 
 def _closing(audit: Sequence[AuditEntry]) -> dict[str, AuditEntry]:
-    """Per memory, the entry that closed it (the first supersede or archive recorded)."""
+    """Per memory, the entry that closed it as it now stands: the last supersede or archive
+    recorded (a late arrival closes a memory again, at its own start: that entry says why
+    the memory ends where it ends). Entries of one time keep the trail's order."""
     closing: dict[str, AuditEntry] = {}
-    for entry in sorted(audit, key=lambda e: (e.at, e.id)):
-        if entry.operation in (Operation.SUPERSEDE, Operation.ARCHIVE) \
-                and entry.memory_id not in closing:
+    for entry in sorted(audit, key=lambda e: e.at):
+        if entry.operation in (Operation.SUPERSEDE, Operation.ARCHIVE):
             closing[entry.memory_id] = entry
     return closing
 

@@ -63,13 +63,32 @@ def sign_in(driver: Any, base: str, key: str) -> None:
 
     driver.get(f"{base}/ui/login")
     driver.find_element(By.ID, "key").send_keys(key)
-    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    follow(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+
+
+def follow(driver: Any, element: Any, timeout: float = 30) -> None:
+    """Click a link or a form's button and wait for the page it leads to: the click returns
+    before the browser navigates, and the page it left would otherwise still be read."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    element.click()
+    WebDriverWait(driver, timeout).until(lambda _: _stale(element))
+
+
+def _stale(element: Any) -> bool:
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    return False
 
 
 def full_page(driver: Any, path: Path, width: int = 1366) -> Path:
     """The whole page, not only the window: the window grown to the document's height."""
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
-    driver.set_window_size(width, max(600, min(height + 40, 6000)))
+    driver.set_window_size(width, max(900, min(height + 120, 6000)))
     driver.save_screenshot(str(path))
     return path
 

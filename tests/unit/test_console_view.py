@@ -63,6 +63,17 @@ def test_a_fact_that_changed_is_one_timeline_with_each_value_once() -> None:
     assert [t.predicate for t in every[1:]] == ["likes"]
 
 
+def test_a_late_arrival_closes_the_value_before_it_again_and_says_so() -> None:
+    """Paris, then Tokyo, then (late) Berlin of April: Paris ends where Berlin starts, closed
+    by Berlin's turn, though Tokyo's had closed it first."""
+    graph = FencedGraph()
+    _apply(graph, "u1", [("s1", JAN, "I live in Paris."), ("s3", SEP, "We just moved to Tokyo."),
+                         ("s2", APR, "I moved to Berlin.")])
+    (city,) = view.timelines(graph.read_memories("u1", include_inactive=True), graph.audit("u1"))
+    assert [(b.value, b.valid_to, b.closed_by_turns) for b in city.bands] == [
+        ("Paris", APR, ("s2/t1",)), ("Berlin", SEP, ("s3/t1",)), ("Tokyo", None, ())]
+
+
 def test_as_of_a_date_in_valid_and_in_transaction_time() -> None:
     city = view.timelines(_moves().read_memories("u1", include_inactive=True), [])[0]
     assert view.value_at(city, JAN - timedelta(days=1)) is None
