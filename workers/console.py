@@ -33,9 +33,11 @@ from urllib.parse import urlsplit
 
 import structlog
 from fastapi import APIRouter, FastAPI, Form, HTTPException, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memq.pipeline import console as view
 from memq.workers import auth, wiring
@@ -173,6 +175,17 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     @app.exception_handler(_SignIn)
     async def _to_sign_in(request: Request, _: Exception) -> Response:
         return RedirectResponse(f"/ui/login?next={request.url.path}", status_code=303)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _error(request: Request, exc: StarletteHTTPException) -> Response:
+        """A page of the console gets its error as a page; the API keeps its JSON."""
+        if not request.url.path.startswith("/ui/"):
+            return await http_exception_handler(request, exc)
+        titles = {400: "not a valid request", 403: "not allowed", 404: "not found",
+                  422: "not possible"}
+        return _page(request, "error.html", None, status=exc.status_code,
+                     status_code=exc.status_code, title=titles.get(exc.status_code, "error"),
+                     detail=exc.detail if isinstance(exc.detail, str) else str(exc.detail))
 
     @app.get("/ui", include_in_schema=False)
     def _ui() -> Response:

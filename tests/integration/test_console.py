@@ -103,10 +103,15 @@ def test_the_console_wants_a_key_of_the_tenant(server: Api, keys: dict[str, str]
     assert user_id not in [a.text for a in _by_css(browser, "main li a")]
     browser.get(f"{server.base}/ui/users/{user_id}")
     assert _by_css(browser, "tr[data-memory]") == []
-    # a read key may not see the operations view
+    # a read key may not see the operations view: an error page says why
     _sign_in(browser, server, keys["read"])
     browser.get(f"{server.base}/ui/ops")
-    assert "may not admin" in browser.page_source
+    assert "may not admin" in _by_css(browser, "#error")[0].text
+    # each view of a user is in the tenant's access record, as the API's reads are
+    with _http(keys) as http:
+        seen = http.get(f"{server.base}/v1/access").json()
+    assert {"route": "/ui/users/{user_id}", "user": user_id, "status": "200"}.items() <= next(
+        e for e in seen if e["route"].startswith("/ui/")).items()
 
 
 def test_the_timeline_of_a_fact_that_changed_shows_each_value_once(
@@ -209,6 +214,24 @@ def test_forget_from_the_console_removes_the_memory_everywhere(
     assert res.status_code == 403 and "may not forget" in res.text
     with _http(keys) as http:
         assert http.get(f"{server.base}/v1/users/{user_id}/memories/{lisbon}").status_code == 200
+
+
+def test_forget_the_user_from_the_console(server: Api, keys: dict[str, str], browser: Any,
+                                         user_id: str) -> None:
+    _say(server, keys, user_id, MOVES[:2])
+    _sign_in(browser, server, keys["forget"])
+    browser.get(f"{server.base}/ui/users/{user_id}/audit")
+    from selenium.webdriver.common.by import By
+
+    shots.follow(browser, browser.find_element(By.LINK_TEXT, "Forget this user…"))
+    assert "cannot be undone" in browser.page_source
+    shots.follow(browser, _by_css(browser, "#confirm-forget")[0])
+    assert f"User {user_id} is forgotten" in _by_css(browser, "#forgotten")[0].text
+    with _http(keys) as http:
+        assert http.get(f"{server.base}/v1/users/{user_id}/memories?all=true").json() == []
+    browser.get(f"{server.base}/ui/users/{user_id}/audit?operation=forget")
+    assert _by_css(browser, "tr.entry")  # the tombstones stay, without content
+    assert "Paris" not in _by_css(browser, "#audit")[0].text
 
 
 def test_operations_lists_the_tenants_dead_letters_and_requeues_one(
