@@ -874,6 +874,71 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def bench_cold(args: argparse.Namespace) -> None:
+    """The first batches after a fresh start, with the warm-up (workers/warm.py) off and on:
+    Neo4j restarted (scripts/services), a new worker of one process, then the first sessions
+    of a public conversation (--dataset, real turns) enqueued one at a time as new users,
+    each timed from enqueue to done. The warm-up's own time is from the worker's log. Uses
+    the configured services (MEMQ_*; the demo's by default) and forgets its users."""
+    import subprocess
+
+    import memory_bench
+
+    from memq.workers.api import Client
+
+    repo = Path(__file__).resolve().parents[1]
+    _, convs = memory_bench.load(args.dataset, prefix=f"cold-{uuid.uuid4().hex[:6]}")
+    sessions = convs[0].batches[: args.sessions]
+    client = Client()
+    print(f"dataset {args.dataset}: {len(sessions)} sessions of {convs[0].user_id}, "
+          f"{sum(len(b.turns) for b in sessions)} turns; load {os.getloadavg()[0]:.2f}")
+    rows = []
+    for rep in range(args.reps):
+        for warm in ("off", "on"):
+            subprocess.run([str(repo / "scripts" / "services"), "down", "neo4j"], check=True,
+                           capture_output=True)
+            subprocess.run([str(repo / "scripts" / "services"), "up", "neo4j"], check=True,
+                           capture_output=True)
+            log = Path(tempfile.mkdtemp(prefix="memq-cold-")) / "worker.log"
+            env = {**os.environ, "MEMQ_WARM": warm, "MEMQ_LOG_LEVEL": "INFO"}
+            proc = subprocess.Popen([str(repo / ".venv" / "bin" / "memq"), "worker",
+                                     "--concurrency", "1", "-n", f"cold{rep}{warm}@%h"],
+                                    env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                want = ("warmed up", "warm-up failed") if warm == "on" else (" ready.",)
+                need = 2 if warm == "on" else 1  # the worker's and its pool process's
+                deadline = time.monotonic() + 180
+                while sum(log.read_text(errors="replace").count(w) for w in want) < need:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise SystemExit(f"bench cold: the worker did not get ready: {log}")
+                    time.sleep(0.1)
+                text = log.read_text(errors="replace")
+                warmed = [float(x) for x in re.findall(r"seconds=([0-9.]+)", text)]
+                times = []
+                for i, batch in enumerate(sessions):
+                    user = f"{batch.user_id}-{rep}-{warm}-{i}"
+                    started = time.perf_counter()
+                    client.wait(client.enqueue([batch.model_copy(update={"user_id": user})]),
+                                timeout=300)
+                    times.append(time.perf_counter() - started)
+                    client.forget(user)
+                rows.append((warm, times, warmed))
+                print(f"warm-up {warm:3}: " + "  ".join(
+                    f"session {i + 1} {t * 1000:6.0f} ms" for i, t in enumerate(times))
+                    + (f"   (warm-up took {', '.join(f'{w:.1f}' for w in warmed)} s)"
+                       if warmed else ""), flush=True)
+            finally:
+                os.killpg(proc.pid, 15)
+                proc.wait(timeout=60)
+    for warm in ("off", "on"):
+        firsts = [t[0] for w, t, _ in rows if w == warm]
+        rest = [x for w, t, _ in rows if w == warm for x in t[1:]]
+        print(f"summary warm={warm} first_ms={1000 * sum(firsts) / len(firsts):.0f} "
+              f"later_ms={1000 * sum(rest) / max(1, len(rest)):.0f} "
+              f"load={os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -965,6 +1030,12 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
                        "(a scratch redis-server)")
     p.add_argument("--deliveries", type=int, default=3000)
     p.set_defaults(fn=bench_streams)
+    p = sub.add_parser("cold", help="the first batches after a fresh start, warm-up off/on")
+    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                            / "data" / "locomo-dev.json"))
+    p.add_argument("--sessions", type=int, default=3)
+    p.add_argument("--reps", type=int, default=2)
+    p.set_defaults(fn=bench_cold)
     p = sub.add_parser("compare", help="memq against mem0 2.2.1 (see scripts/compare.py)")
     p.add_argument("--latencies", default="0,300", help="stub LLM latencies, ms")
     p.add_argument("--workers", default="1,4,8", help="memq worker process counts")

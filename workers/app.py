@@ -67,6 +67,7 @@ app.conf.beat_schedule = beat_schedule()
 @worker_process_init.connect
 def _init_process(**_: object) -> None:
     wiring.configure_logging()
+    _warm_in_background("pool process")  # its own embedding model and driver
 
 
 @worker_ready.connect
@@ -76,3 +77,14 @@ def _start_reaper(**_: object) -> None:
     wiring.configure_logging()
     reaper.start()
     events.start()
+    _warm_in_background("worker")  # the stores' side: Neo4j's plans and JIT
+
+
+def _warm_in_background(where: str) -> None:
+    """The write path rehearsed (workers.warm), beside the work: a batch that arrives
+    meanwhile is served at once, as it would have been cold."""
+    import threading  # noqa: PLC0415
+
+    from memq.workers.warm import warm  # noqa: PLC0415
+
+    threading.Thread(target=warm, args=(where,), name="memq-warm", daemon=True).start()

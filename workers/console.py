@@ -363,7 +363,11 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
              view.series(points, "oldest_inflight_s")),
             ("In flight: deliveries accepted, not done", view.series(points, "inflight")),
         ]
-        drawn = [(title, *view.polyline(line, CHART_W, CHART_H), len(line))
+        def clock(t: float) -> str:
+            return datetime.fromtimestamp(t, UTC).strftime("%H:%M UTC")
+
+        drawn = [(title, *view.polyline(line, CHART_W, CHART_H), len(line),
+                  clock(line[0][0]) if line else "", clock(line[-1][0]) if line else "")
                  for title, line in charts]
         return _page(request, "ops.html", viewer, gauges=gauges, dead=dead, charts=drawn,
                      hours=hours, width=CHART_W, height=CHART_H, samples=len(points),

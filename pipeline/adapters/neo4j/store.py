@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -160,6 +161,7 @@ class Neo4jGraph:
                                                    notifications_min_severity="OFF")
         self._database = database
         self._schema_ready = False
+        self._local = threading.local()  # .rehearsal: this thread's rolled-back transaction
 
     def close(self) -> None:
         self._driver.close()
@@ -182,6 +184,22 @@ class Neo4jGraph:
                         raise
         self._schema_ready = True
 
+    @contextmanager
+    def rehearsal(self) -> Iterator[None]:
+        """What this thread runs inside goes to one transaction, rolled back at the end:
+        statements planned, compiled and run on sample data, nothing kept. Other threads'
+        statements are not in it. (``workers.warm``: a fresh Neo4j's first plans cost
+        hundreds of milliseconds each.)"""
+        self.ensure_schema()
+        with _transient(), self._session() as session:
+            tx = session.begin_transaction()
+            self._local.rehearsal = tx
+            try:
+                yield
+            finally:
+                self._local.rehearsal = None
+                tx.rollback()
+
     def _run(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """``cypher/<name>.cypher`` as one auto-commit transaction (atomic, like any
         transaction), its rows as dicts. A retryable error (a deadlock: nothing was written)
@@ -191,6 +209,12 @@ class Neo4jGraph:
         statements commits in parts, as ``CALL {} IN TRANSACTIONS`` would.)"""
         self.ensure_schema()
         query = neo4j.Query(cypher(name))
+        rehearsal = getattr(self._local, "rehearsal", None)
+        if rehearsal is not None:
+            with _transient():
+                result = rehearsal.run(query.text, params)
+                keys = result.keys()
+                return [dict(zip(keys, r, strict=True)) for r in result]
         for attempt in range(RETRIES + 1):
             try:
                 with _transient(), self._session() as session:

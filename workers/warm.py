@@ -1,0 +1,88 @@
+"""Warm-up: the write path rehearsed on a sample conversation before the first user's batch.
+
+A fresh Neo4j plans each Cypher statement the first time it sees it (hundreds of
+milliseconds for the write path's larger ones) and its JVM has compiled none of it; a fresh
+process has not loaded the embedding model. The first user to arrive paid for all of it (the
+first drain of a fresh start took 1.1-1.3 s against tens of milliseconds later). A worker
+(``memq worker``, when ready) and each of its pool's processes (on start) now run the path
+once themselves, on a sample conversation: the rule extractor, the configured embedder, the
+real Neo4j inside one rolled-back transaction (``Neo4jGraph.rehearsal``: nothing is kept,
+no user id is taken) and the in-memory index for Chroma's part, several rounds so that the
+JIT sees each statement more than once. ``MEMQ_WARM=off`` skips it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from memq.pipeline import service
+from memq.pipeline.merge import OfflineJudge
+from memq.pipeline.policy import Thresholds
+from memq.pipeline.predicates import Predicates
+from memq.pipeline.rules import RuleExtractor
+from memq.pipeline.testing import InMemoryIndex
+from memq.schemas import ExtractedBatch, Turn
+
+log = structlog.get_logger(__name__)
+USER = "memq-warm-up"  # never committed: every statement is rolled back (with the pid: no
+# two processes' rehearsals wait on each other's locks)
+# a user's sessions as the write path meets them: new facts, a change, a preference, chat
+SAMPLE = (
+    ("I live in Berlin and work as a data engineer.", "I love green tea."),
+    ("We moved to Lisbon last month.", "My sister Ana plays the cello."),
+    ("Our production servers run Ubuntu 22.04.", "Haha, that was a fun weekend."),
+    ("I switched from PostgreSQL to MySQL.", "我喜欢简洁的回答。"),
+)
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+def rehearse(rounds: int = 3, user: str | None = None) -> float:
+    """The write path on the sample, ``rounds`` times; returns the seconds it took."""
+    from memq.workers import wiring  # noqa: PLC0415
+
+    started = time.perf_counter()
+    user = user or f"{USER}-{os.getpid()}"
+    graph = wiring.graph()
+    index = InMemoryIndex()
+    ports = service.Ports(embedder=wiring.embedder(), extractor=RuleExtractor(),
+                          judge=OfflineJudge(), memories=index, episodes=index, graph=graph)
+    thresholds, predicates = Thresholds(), Predicates.default()
+    now = datetime.now(UTC)
+    with graph.rehearsal():
+        for _ in range(rounds):
+            for n, texts in enumerate(SAMPLE):
+                session = f"warm-{n}"
+                at = T0 + timedelta(days=7 * n)
+                turns = [Turn(turn_id=f"t{i}", role="user", content=text,
+                              timestamp=at + timedelta(minutes=i))
+                         for i, text in enumerate(texts)]
+                out = service.extract(ports, user, session, turns, thresholds=thresholds,
+                                      now=now)
+                batch = ExtractedBatch(
+                    batch_id=f"warm-{n}", session_id=session,
+                    refs=[f"{session}/{t.turn_id}" for t in turns], candidates=out.candidates,
+                    vectors=[service.pack(v) for v in out.vectors])
+                service.apply_round(ports, user, [batch], thresholds=thresholds,
+                                    predicates=predicates, now=now)
+            graph.search_text(user, "where does the user live", 50)
+            graph.read_memories(user, include_inactive=True)
+    return time.perf_counter() - started
+
+
+def warm(where: str) -> None:
+    """``rehearse`` unless ``MEMQ_WARM=off``; a failure is logged, never raised (the worker
+    serves cold rather than not at all)."""
+    from memq.workers import wiring  # noqa: PLC0415
+
+    if not wiring.settings().warm:
+        return
+    try:
+        took = rehearse()
+    except Exception as exc:  # noqa: BLE001  (any failure: serve cold, say why)
+        log.warning("warm-up failed; serving cold", where=where, error=type(exc).__name__)
+        return
+    log.info("warmed up", where=where, seconds=round(took, 3))
