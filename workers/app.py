@@ -67,7 +67,9 @@ app.conf.beat_schedule = beat_schedule()
 @worker_process_init.connect
 def _init_process(**_: object) -> None:
     wiring.configure_logging()
-    _warm_in_background("pool process")  # its own embedding model and driver
+    # each process that runs tasks (prefork's children, or solo's one) loads its own model
+    # and driver; the first to rehearse also plans Neo4j's statements for every other
+    _warm_in_background("pool process")
 
 
 @worker_ready.connect
@@ -77,7 +79,6 @@ def _start_reaper(**_: object) -> None:
     wiring.configure_logging()
     reaper.start()
     events.start()
-    _warm_in_background("worker")  # the stores' side: Neo4j's plans and JIT
 
 
 def _warm_in_background(where: str) -> None:

@@ -130,8 +130,9 @@ class Settings(BaseSettings):
     reaper_interval_s: float = 5.0
     """how often a worker's reaper looks for stalled deliveries and orphaned mailboxes"""
     warm: bool = True
-    """a worker rehearses the write path on a sample before its first batch (workers/warm.py:
-    Neo4j's plans and JIT, the embedding model), in one rolled-back transaction"""
+    """each worker process rehearses the write path on a sample when it starts
+    (workers/warm.py: Neo4j's plans and JIT, the embedding model), in one rolled-back
+    transaction"""
     coalesce_max: int = 50
     """batches of one user planned together; rounds before a drain yields its worker to other
     users"""

@@ -3,12 +3,13 @@
 A fresh Neo4j plans each Cypher statement the first time it sees it (hundreds of
 milliseconds for the write path's larger ones) and its JVM has compiled none of it; a fresh
 process has not loaded the embedding model. The first user to arrive paid for all of it (the
-first drain of a fresh start took 1.1-1.3 s against tens of milliseconds later). A worker
-(``memq worker``, when ready) and each of its pool's processes (on start) now run the path
-once themselves, on a sample conversation: the rule extractor, the configured embedder, the
-real Neo4j inside one rolled-back transaction (``Neo4jGraph.rehearsal``: nothing is kept,
-no user id is taken) and the in-memory index for Chroma's part, several rounds so that the
-JIT sees each statement more than once. ``MEMQ_WARM=off`` skips it.
+first drain of a fresh start took 1.1-1.3 s against tens of milliseconds later). Each
+process of a worker's pool now runs the path itself when it starts (in the background: a
+batch that comes meanwhile is served at once), on a sample conversation: the rule
+extractor, the configured embedder, the real Neo4j inside one rolled-back transaction
+(``Neo4jGraph.rehearsal``: nothing is kept, no user id is taken) and the in-memory index
+for Chroma's part, several rounds so that the JIT sees each statement more than once.
+``MEMQ_WARM=off`` skips it.
 """
 
 from __future__ import annotations

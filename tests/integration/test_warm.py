@@ -69,7 +69,7 @@ def test_a_worker_warms_itself_when_it_starts(services: None, tmp_path: Path) ->
                           env=memq_env(MEMQ_LOG_LEVEL="INFO", MEMQ_LOG_FORMAT="json"))
     try:
         deadline = time.monotonic() + 120
-        while worker.log.read_text().count('"warmed up"') < 2:  # the worker's and its pool's
+        while '"warmed up"' not in worker.log.read_text():  # its pool process
             if time.monotonic() > deadline:
                 pytest.fail(f"no warm-up in the worker's log:\n{worker.log.read_text()[-3000:]}")
             time.sleep(0.2)
