@@ -66,6 +66,9 @@ def memq_env(**extra: str) -> dict[str, str]:
     env.update({"MEMQ_REDIS_URL": REDIS_URL, "MEMQ_REDIS_PORT": str(REDIS_PORT),
                 "MEMQ_NEO4J_PORT": str(NEO4J_PORT), "MEMQ_CHROMA_PORT": str(CHROMA_PORT),
                 "MEMQ_REAPER_INTERVAL_S": "1",
+                # the tests' Neo4j lives the whole suite: a rehearsal per worker start would
+                # only take CPU from the tests (test_warm.py turns it on)
+                "MEMQ_WARM": "off",
                 "MEMQ_HOME": os.environ.get("MEMQ_HOME", str(REPO / ".memq-test")),
                 "C_FORCE_ROOT": "1", "PYTHONUNBUFFERED": "1"})
     if "MEMQ_NEO4J_JAVA_OPTS" in os.environ:  # the JIT scripts/test chose for the tests' Neo4j,

@@ -66,7 +66,8 @@ def test_the_rehearsal_keeps_nothing_and_leaves_other_writes_alone(services: Non
 
 def test_a_worker_warms_itself_when_it_starts(services: None, tmp_path: Path) -> None:
     worker = start_worker(tmp_path, "warm", concurrency=1,
-                          env=memq_env(MEMQ_LOG_LEVEL="INFO", MEMQ_LOG_FORMAT="json"))
+                          env=memq_env(MEMQ_WARM="on", MEMQ_LOG_LEVEL="INFO",
+                                       MEMQ_LOG_FORMAT="json"))
     try:
         deadline = time.monotonic() + 120
         while '"warmed up"' not in worker.log.read_text():  # its pool process
