@@ -151,6 +151,20 @@ def _page(request: Request, name: str, viewer: Viewer | None, status: int = 200,
         "Referrer-Policy": "no-referrer"})
 
 
+def _open(request: Request, user_id: str, scope: str = "read") -> tuple[Viewer, str]:
+    """The viewer, allowed ``scope``, and the stores' id of its user ``user_id``; the view is
+    kept in the tenant's access record."""
+    viewer = _viewer(request, scope)
+    internal = viewer.user(user_id)
+    _record(request, viewer, user_id)
+    return viewer, internal
+
+
+def _user_page(request: Request, name: str, viewer: Viewer, user_id: str,
+               **values: Any) -> HTMLResponse:
+    return _page(request, name, viewer, user_id=user_id, nav=_user_nav(user_id), **values)
+
+
 def _user_nav(user_id: str) -> list[tuple[str, str]]:
     base = f"/ui/users/{user_id}"
     return [("Memories", base), ("Timeline", f"{base}/timeline"),
@@ -230,9 +244,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     @router.get("/users/{user_id}", response_class=HTMLResponse)
     def memories(request: Request, user_id: str,
                  status: Annotated[list[str] | None, Query()] = None) -> HTMLResponse:
-        viewer = _viewer(request)
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id)
         from memq.workers.settings import policy  # noqa: PLC0415
 
         now = datetime.now(UTC)
@@ -243,29 +255,25 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         for m in found:
             s = view.display_status(m, now)
             counts[s] = counts.get(s, 0) + 1
-        return _page(request, "memories.html", viewer, user_id=user_id,
-                     nav=_user_nav(user_id), groups=groups, counts=counts, shown=shown,
-                     statuses=view.STATUS_ORDER, total=len(found))
+        return _user_page(request, "memories.html", viewer, user_id, groups=groups,
+                          counts=counts, shown=shown, statuses=view.STATUS_ORDER,
+                          total=len(found))
 
     @router.get("/users/{user_id}/turns", response_class=HTMLResponse)
     def turns(request: Request, user_id: str,
               ref: Annotated[list[str] | None, Query(max_length=200)] = None,
               memory: str | None = None) -> HTMLResponse:
-        viewer = _viewer(request)
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id)
         ref = ref or []
         found = wiring.graph().episodes(internal, ref)
         missing = sorted(set(ref) - {h.source_turn_ids[0] for h in found})
-        return _page(request, "turns.html", viewer, user_id=user_id, nav=_user_nav(user_id),
-                     turns=found, missing=missing, memory=memory)
+        return _user_page(request, "turns.html", viewer, user_id, turns=found,
+                          missing=missing, memory=memory)
 
     @router.get("/users/{user_id}/timeline", response_class=HTMLResponse)
     def timeline(request: Request, user_id: str, slot: str | None = None,
                  as_of: str | None = None) -> HTMLResponse:
-        viewer = _viewer(request)
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id)
         at = _parse_day(as_of, "as_of")
         now = datetime.now(UTC)
         graph = wiring.graph()
@@ -279,17 +287,14 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
                           "scale": scale, "as_of_x": scale.x(at, TIMELINE_W) if at else None,
                           "value_at": view.value_at(t, at) if at else None,
                           "believed_at": view.believed_at(t, at) if at else None})
-        return _page(request, "timeline.html", viewer, user_id=user_id,
-                     nav=_user_nav(user_id), drawn=drawn, slots=every, slot=slot,
-                     as_of=as_of or "", at=at, width=TIMELINE_W)
+        return _user_page(request, "timeline.html", viewer, user_id, drawn=drawn,
+                          slots=every, slot=slot, as_of=as_of or "", at=at, width=TIMELINE_W)
 
     @router.get("/users/{user_id}/why", response_class=HTMLResponse)
     def why(request: Request, user_id: str, q: str | None = None,
             k: int = Query(default=10, ge=1, le=50),
             max_tokens: int = Query(default=800, ge=50, le=8000)) -> HTMLResponse:
-        viewer = _viewer(request)
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id)
         hits: list[Any] = []
         block = ""
         if q and q.strip():
@@ -300,34 +305,30 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
             hits = search_explained(internal, q, k, now)
             block = Client().context(internal, q, max_tokens=max_tokens, now=now)
         top = max((s.score for _, s in hits), default=0.0) or 1.0
-        return _page(request, "why.html", viewer, user_id=user_id, nav=_user_nav(user_id),
-                     q=q or "", k=k, max_tokens=max_tokens, hits=hits, block=block, top=top)
+        return _user_page(request, "why.html", viewer, user_id, q=q or "", k=k,
+                          max_tokens=max_tokens, hits=hits, block=block, top=top)
 
     @router.get("/users/{user_id}/audit", response_class=HTMLResponse)
     def audit(request: Request, user_id: str, memory: str | None = None,
               operation: str | None = None) -> HTMLResponse:
-        viewer = _viewer(request)
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id)
         if operation and operation not in OPERATIONS:
             raise HTTPException(400, f"operation: one of {', '.join(OPERATIONS)}")
         entries = view.filter_audit(wiring.graph().audit(internal), memory_id=memory,
                                     operation=operation)
-        return _page(request, "audit.html", viewer, user_id=user_id, nav=_user_nav(user_id),
-                     entries=entries, memory=memory or "", operation=operation or "",
-                     operations=OPERATIONS, may_forget=viewer.may("forget"))
+        return _user_page(request, "audit.html", viewer, user_id, entries=entries,
+                          memory=memory or "", operation=operation or "",
+                          operations=OPERATIONS, may_forget=viewer.may("forget"))
 
     @router.get("/users/{user_id}/forget", response_class=HTMLResponse)
     def confirm_forget(request: Request, user_id: str, memory: str | None = None
                        ) -> HTMLResponse:
-        viewer = _viewer(request, "forget")
-        internal = viewer.user(user_id)
-        _record(request, viewer, user_id)
+        viewer, internal = _open(request, user_id, "forget")
         target = wiring.graph().get(internal, [memory]) if memory else []
         if memory and not target:
             raise HTTPException(404, f"no memory {memory} of user {user_id}")
-        return _page(request, "forget.html", viewer, user_id=user_id, nav=_user_nav(user_id),
-                     memory=target[0] if target else None, report=None)
+        return _user_page(request, "forget.html", viewer, user_id,
+                          memory=target[0] if target else None, report=None)
 
     @router.post("/users/{user_id}/forget", response_class=HTMLResponse)
     def forget(request: Request, user_id: str, token: str = Form(...),
@@ -341,8 +342,8 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
 
         report = Client().forget(internal, memory or None, with_sources=with_sources)
         log.info("console: forgot", memory=bool(memory), total=report.total)
-        return _page(request, "forget.html", viewer, user_id=user_id, nav=_user_nav(user_id),
-                     memory=None, forgot=memory, report=report.to_json())
+        return _user_page(request, "forget.html", viewer, user_id, memory=None,
+                          forgot=memory, report=report.to_json())
 
     @router.get("/ops", response_class=HTMLResponse)
     def ops(request: Request, hours: float = Query(default=1.0, gt=0, le=24)) -> HTMLResponse:
