@@ -268,6 +268,9 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
                 for (user, text), row in zip(questions, rows, strict=True))
     report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
     report["moved_lists"] = {"moved": moved, "of": len(rows)}
+    report["dead_weight"] = dw = dead_weight(convs, rows, graph)
+    print(f"dead weight: {dw['never@10']} of {dw['memories']} current memories "
+          f"({dw['share@10']:.0%}) are in no question's top 10, {dw['never@20']} in no top 20")
     print(f"lists that moved when asked again after the first pass: {moved} of {len(rows)}")
     _print(report, systems)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -275,6 +278,26 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     print(f"json: {args.out}")
     _png(report, systems, args.png)
     return report
+
+
+def dead_weight(convs: Sequence[Conversation], rows: Sequence[dict[str, Any]],
+                graph: Any) -> dict[str, Any]:
+    """The current memories that no question's list (memq, top 10 and top 20) holds: what
+    extraction keeps that no benchmark question ever reads back."""
+    shown: dict[str, dict[int, set[str]]] = {}
+    for row in rows:
+        mine = shown.setdefault(row["user"], {10: set(), 20: set()})
+        mine[10].update(row["ids"][:10])
+        mine[20].update(row["ids"][:20])
+    total, never = 0, {10: 0, 20: 0}
+    for conv in convs:
+        current = {m.id for m in graph.read_memories(conv.user_id)}
+        total += len(current)
+        for k in (10, 20):
+            never[k] += len(current - shown.get(conv.user_id, {}).get(k, set()))
+    return {"memories": total, "never@10": never[10], "never@20": never[20],
+            "share@10": never[10] / total if total else 0.0,
+            "share@20": never[20] / total if total else 0.0}
 
 
 def _context_rates(convs: Sequence[Conversation], client: Any, graph: Any, max_tokens: int,

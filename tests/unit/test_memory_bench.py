@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import pytest
 from script_loader import load_script
@@ -102,3 +103,18 @@ def test_scores() -> None:
     assert mb.answers("Ana adopted her dog in 2020.", "In 2020")
     assert not mb.answers("Ana adopted a dog.", "2020, a dog")
     assert not mb.answers("anything", "the")  # no key word: not counted as answered
+
+
+def test_dead_weight_counts_the_memories_no_list_holds() -> None:
+    mb = _bench()
+
+    class Graph:  # the one read dead_weight makes: the user's current memories
+        def read_memories(self, user_id: str) -> list[Any]:
+            return [SimpleNamespace(id=i) for i in {"u1": ["m1", "m2", "m3"], "u2": ["m9"]}[
+                user_id]]
+
+    convs = [mb.Conversation("u1", [], []), mb.Conversation("u2", [], [])]
+    rows = [{"user": "u1", "ids": ["e1", "m1", *[f"e{i}" for i in range(2, 11)], "m2"]},
+            {"user": "u1", "ids": ["m1"]}]
+    assert mb.dead_weight(convs, rows, Graph()) == {
+        "memories": 4, "never@10": 3, "never@20": 2, "share@10": 0.75, "share@20": 0.5}
