@@ -940,6 +940,14 @@ def bench_cold(args: argparse.Namespace) -> None:
               f"load={os.getloadavg()[0]:.2f}")
 
 
+def bench_users(args: argparse.Namespace) -> None:
+    """Store costs as users grow, on a stack of its own (scripts/users_bench.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import users_bench
+
+    users_bench.run(args)
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -1031,6 +1039,11 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
                        "(a scratch redis-server)")
     p.add_argument("--deliveries", type=int, default=3000)
     p.set_defaults(fn=bench_streams)
+    p = sub.add_parser("users", help="store costs as users grow (its own stack; planted turns)")
+    p.add_argument("--users", default="100,1000,3000", help="sizes, comma-separated")
+    p.add_argument("--png", default=os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench",
+                                                 "users.png"))
+    p.set_defaults(fn=bench_users)
     p = sub.add_parser("cold", help="the first batches after a fresh start, warm-up off/on")
     p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared"
                                             / "data" / "locomo-dev.json"))
