@@ -68,21 +68,19 @@ def sign_in(driver: Any, base: str, key: str) -> None:
 
 def follow(driver: Any, element: Any, timeout: float = 30) -> None:
     """Click a link or a form's button and wait for the page it leads to: the click returns
-    before the browser navigates, and the page it left would otherwise still be read."""
+    before the browser navigates, and the page it left would otherwise still be read. The
+    old page is marked (a window property, set through WebDriver, which the pages' CSP does
+    not govern); the new one has no mark and has loaded. Asking an element of the old page
+    instead whether it is stale fails now and then in Chromium mid-navigation ("Node with
+    given id does not belong to the document")."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    driver.execute_script("window.__memqLeft = true;")
     element.click()
-    WebDriverWait(driver, timeout).until(lambda _: _stale(element))
-
-
-def _stale(element: Any) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        element.is_enabled()
-    except StaleElementReferenceException:
-        return True
-    return False
+    WebDriverWait(driver, timeout, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.__memqLeft === undefined && document.readyState === 'complete';"))
 
 
 def full_page(driver: Any, path: Path, width: int = 1366) -> Path:
