@@ -133,6 +133,7 @@ class KeyStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._take = client.register_script(lua("take_tokens"))
+        self._secret: str | None = None  # the console's form-token key (form_token)
 
     @staticmethod
     def _key(key_id: str) -> str:
@@ -209,9 +210,11 @@ class KeyStore:
         """The token the console's forms carry for ``who`` (a key id, or "" with auth off):
         an HMAC under a secret kept in Redis (made once, shared by every API host), so a
         form posted from another site, which cannot read the page, cannot forge it."""
-        self.r.set(_CONSOLE_SECRET, secrets.token_hex(32), nx=True)
-        secret = cast(str, self.r.get(_CONSOLE_SECRET))
-        return hmac.new(secret.encode(), f"form:{who}".encode(), hashlib.sha256).hexdigest()
+        if self._secret is None:  # set once, never changed: read once per process
+            self.r.set(_CONSOLE_SECRET, secrets.token_hex(32), nx=True)
+            self._secret = cast(str, self.r.get(_CONSOLE_SECRET))
+        return hmac.new(self._secret.encode(), f"form:{who}".encode(),
+                        hashlib.sha256).hexdigest()
 
     def form_token_ok(self, who: str, presented: str) -> bool:
         return hmac.compare_digest(self.form_token(who), presented)
