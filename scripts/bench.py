@@ -948,6 +948,14 @@ def bench_users(args: argparse.Namespace) -> None:
     users_bench.run(args)
 
 
+def bench_layout(args: argparse.Namespace) -> None:
+    """Chroma layouts for many users, on scratch servers (scripts/layout_bench.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import layout_bench
+
+    layout_bench.run(args)
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -1044,6 +1052,14 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--png", default=os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench",
                                                  "users.png"))
     p.set_defaults(fn=bench_users)
+    p = sub.add_parser("layout", help="Chroma layouts for many users compared (scratch servers)")
+    p.add_argument("--users", default="1000,3000,10000", help="sizes, comma-separated")
+    p.add_argument("--layouts", default="per-user,hash-32,hash-1024",
+                   help="per-user and/or hash-N (N shared collections)")
+    p.add_argument("--per-user-max", type=int, default=3000)
+    p.add_argument("--out", default=os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench",
+                                                 "layout.json"))
+    p.set_defaults(fn=bench_layout)
     p = sub.add_parser("cold", help="the first batches after a fresh start, warm-up off/on")
     p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared"
                                             / "data" / "locomo-dev.json"))

@@ -169,18 +169,24 @@ def _timed_batches(client: Any, users: Sequence[str], tag: int) -> list[float]:
 
 
 def _nn_recall(users: Sequence[str], rng: np.random.Generator, port: int) -> float:
-    """Top 10 of Chroma's search against an exact scan of the user's episode vectors."""
+    """Top 10 of Chroma's search against an exact scan of the user's episode vectors (read
+    where they are: the user's own collection, else its part of its shard)."""
     import chromadb
 
-    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.pipeline.adapters.chroma import EPISODES, USER, ChromaStores
     from memq.workers import wiring
 
     chroma, model = wiring.chroma(), wiring.embedder().model_id
     http = chromadb.HttpClient(host="127.0.0.1", port=port)
     found = []
     for user in users:
-        col = http.get_collection(ChromaStores.collection_name("memq_episodes", model, user))
-        got = col.get(include=["embeddings"])
+        try:
+            col, where = http.get_collection(
+                ChromaStores.collection_name(EPISODES, model, user)), None
+        except chromadb.errors.NotFoundError:
+            col, where = http.get_collection(chroma.shard_name(EPISODES, model, user)), {
+                USER: user}
+        got = col.get(where=where, include=["embeddings"])
         if len(got["ids"]) < 10:
             continue
         matrix = np.asarray(got["embeddings"], dtype=np.float32)

@@ -57,7 +57,8 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
                             "args": (job,)}
             for job, expr in (("decay", s.beat_decay), ("expire", s.beat_expire),
                               ("consolidate", s.beat_consolidate),
-                              ("capacity", s.beat_capacity))}
+                              ("capacity", s.beat_capacity),
+                              ("relocate", s.beat_relocate))}
 
 
 app = create_app()

@@ -606,7 +606,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
         k.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_webhooks)
     p = sub.add_parser("run", help="run a lifecycle job now (beat runs them on schedule)")
-    p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed"))
+    p.add_argument("job", choices=("decay", "expire", "consolidate", "capacity", "reembed",
+                                   "relocate"))
     p.add_argument("--user", help="one user (default: every user)")
     p.add_argument("--now", help="the job's notion of now (ISO 8601 with zone)")
     p.add_argument("--json", action="store_true")

@@ -44,7 +44,7 @@ class Job(Task):  # type: ignore[misc]
     def retry_later(self, exc: TransientError) -> None:
         wait = min(60.0, 2.0 ** min(self.request.retries, 6)) * random.uniform(0.5, 1.0)
         raise self.retry(exc=exc, countdown=wait) from exc
-JOBS = ("decay", "expire", "consolidate", "capacity", "reembed")
+JOBS = ("decay", "expire", "consolidate", "capacity", "reembed", "relocate")
 REEXTRACT_AFTER = timedelta(minutes=10)  # an unprocessed episode older than this: failed
 
 
@@ -76,6 +76,9 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     p = policy(wiring.settings())
     if job == "reembed":  # into the configured model
         return jobs.reembed(wiring.ports(), user_id, now, migrate=wiring.chroma().migrate)
+    if job == "relocate":  # Chroma's placement of the user's records, by their size
+        moved = wiring.chroma().relocate(user_id)
+        return jobs.JobResult("relocate", user_id, moved, moved)
     ports = wiring.ports_for(user_id)
     if job == "decay":
         return jobs.decay(ports, user_id, now, p)

@@ -177,6 +177,9 @@ class Settings(BaseSettings):
     beat_expire: str = "17 * * * *"
     beat_consolidate: str = "30 3 * * *"
     beat_capacity: str = "45 4 * * *"
+    beat_relocate: str = "15 5 * * *"
+    """relocate: small own Chroma collections into their shard, large shard parts into own
+    collections (pipeline/adapters/chroma.py), daily"""
     fanout_chunk: int = 200
     """users per lifecycle fan-out message"""
 

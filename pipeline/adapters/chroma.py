@@ -1,17 +1,25 @@
-"""Chroma (server mode) for memories and episodes: **one collection per user, per kind, per
-embedding model**.
+"""Chroma (server mode) for memories and episodes: **users share a fixed set of collections
+until they grow; a large user gets collections of its own**; one set per kind and embedding
+model.
 
-- Per user: a user's nearest neighbours are an unfiltered HNSW query inside the user's own
-  index, so dedupe and search cost what the index costs (flat in the size of the store and of
-  the user's store, no scan) and never miss because of a selective filter (Chroma's filtered
-  HNSW can return none of a user's records when they are few among many). Users are isolated
-  by construction: a read cannot reach another user's records, whatever its ``where``.
+- **Shared** (``memq_memories-s<k>``, ``memq_episodes-s<k>``, k < SHARDS): a user's records
+  live in the shard its id hashes to, each tagged with its user. A user's nearest neighbours
+  are an *exact* cosine scan of its own records (``get`` with ``where user``, then numpy), so a
+  selective filter never starves an approximate search, and every read carries the user's
+  clause (one helper, ``_Place``): a read cannot reach another user's records. The number of
+  collections stays fixed as users come, so Chroma's memory, open files and write log do not
+  grow with them (``scripts/bench layout``: a collection per user costs ~2.8 MB of Chroma's
+  RSS and 4 open files each; 256 shared ones hold 10,000 users in ~2 GB).
+- **Own** (``memq_memories-u<hash>``, ``memq_episodes-u<hash>``): when a user's shard holds more
+  than OWN_AFTER records of a kind, they move into a collection of the user's own, queried
+  unfiltered by HNSW (an exact scan of thousands of records costs tens of ms). Collections
+  written by earlier releases (one per user) are own collections; ``relocate`` moves small ones
+  into their shard. A read takes the union of both places (own wins on an id held twice), so
+  a record is never missing while it moves: it is copied before it is deleted.
 - Per model: vectors of two models never meet in one index (they may not even share a
-  dimension). The offline model's collections are ``memq_memories-u<hash>`` and
-  ``memq_episodes-u<hash>``; another model's carry its name as a suffix. The models in use are
-  listed in a tiny registry collection (``memq_models``), so finding a user's collections is a
-  lookup, not a listing of every collection.
-- Forgetting a user drops their collections: bounded work whatever their size.
+  dimension); another model's collections carry its name as a suffix. The models in use are
+  listed in a tiny registry collection (``memq_models``).
+- Forgetting a user drops their own collections and deletes their records from the shards.
 
 Vectors are always passed explicitly (Chroma's default embedding function would fetch a model
 from the network), in cosine space.
@@ -25,6 +33,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -44,14 +53,30 @@ Where = dict[str, Any]
 # ef_search, fixed when a collection is made (a loaded index keeps it): at 100k memories of
 # one user (scripts/bench dedupe's clustered vectors, 800 queries, 8 per request) the nearest
 # current neighbour was found every time at 128 and 256, for near-duplicates and new text
-# alike; at 64, 0.96 for new text. 8 queries took p50 13.9 ms at 128, 17.8 ms at 256. One
-# user's index is unfiltered, so no filter starves the search.
-HNSW = {"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 128}}
+# alike; at 64, 0.96 for new text. 8 queries took p50 13.9 ms at 128, 17.8 ms at 256. An own
+# collection is queried unfiltered, so no filter starves the search.
+# sync_threshold: Chroma keeps every record not yet persisted into a collection's index in its
+# SQLite write log, and each write reads past the whole log (every collection's rows: its only
+# index is the sequence number). Persisting every 20 (shards) or 100 (own) records keeps the
+# log short whatever the number of users, without touching Chroma's schema.
+HNSW = {"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 128,
+                 "sync_threshold": 100, "batch_size": 100}}
+# A shard is never searched by HNSW (reads scan the user's records exactly), so its graph is
+# kept cheap to build. scripts/bench layout, 256 shards, 1,000 to 10,000 users: a 5-record
+# write cost 7.8-8.0 ms of Chroma's CPU (42-75 ms with Chroma's defaults, whose write log
+# held every record of collections under 1,000), a user's exact top 10 p95 9-12 ms.
+SHARD_HNSW = {"hnsw": {"space": "cosine", "ef_construction": 16, "max_neighbors": 4,
+                       "sync_threshold": 20, "batch_size": 20}}
+SHARDS = 256  # fixed for the life of a store: a user's shard is its id's hash modulo this
+OWN_AFTER = 400  # records of one kind in a shard; more and the user gets a collection of its own
+DEMOTE_AT = 100  # an own collection with at most this many records moves back (relocate)
+OWN_TTL_S = 2.0  # an own collection found missing is believed missing this long (per process)
 PAGE = 2_000  # records per page when a user's records are listed
 MODELS_TTL_S = 5.0  # the registry of models in use is re-read after this
 WRITE_BATCH = 1_000  # records per write request (Chroma refuses batches over ~5,400)
 MEMORIES = "memq_memories"
 EPISODES = "memq_episodes"
+USER = "user"  # the metadata key a record's user is under (every record, shared or own)
 REGISTRY = "memq_models"  # one record per embedding model in use (id = model id)
 # the model whose collections keep the plain names: the default (int8) variant's, as in every
 # release but one; other models (fp32, OpenAI) get suffixed collections of their own
@@ -113,7 +138,8 @@ def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
-    """A memory's index entry (the vector aside)."""
+    """A memory's index entry (the vector aside; the user's tag is added where it is
+    written)."""
     return {"status": str(m.status), "content_hash": ids.content_hash(m.content)}
 
 
@@ -133,10 +159,35 @@ def _rows(res: Any) -> Iterator[tuple[str, Any]]:
     yield from zip(res["ids"], metas, strict=True)
 
 
+def _unit_rows(matrix: Any) -> np.ndarray:
+    m = np.asarray(matrix, dtype=np.float32)
+    out: np.ndarray = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    return out
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where some of a user's records of one kind and model live: a collection of the user's
+    own (``where`` None) or the user's part of a shard (``where`` its user clause). Every read
+    and delete of a place goes through ``clause``, so a shard read is always the user's."""
+
+    model: str
+    col: Any
+    where: Where | None
+
+    @property
+    def own(self) -> bool:
+        return self.where is None
+
+    def clause(self, *more: Where) -> Where | None:
+        return _and(*((self.where,) if self.where else ()), *more)
+
+
 class ChromaStores:
     """Implements MemoryStore (memories) and EpisodeStore (episodes) on one client."""
 
-    def __init__(self, client_factory: Callable[[], Any]) -> None:
+    def __init__(self, client_factory: Callable[[], Any], *, shards: int = SHARDS,
+                 own_after: int = OWN_AFTER) -> None:
         self._factory = client_factory
         self._client: Any = None
         self._collections: dict[str, Any] = {}
@@ -144,6 +195,7 @@ class ChromaStores:
         self._models_at = float("-inf")
         self._registered: set[str] = set()
         self._absent: dict[str, float] = {}  # collection name -> when it was last found missing
+        self.shards, self.own_after = shards, own_after
 
     @classmethod
     def connect(cls, host: str, port: int) -> ChromaStores:
@@ -151,14 +203,25 @@ class ChromaStores:
 
     # -- names ----------------------------------------------------------------------------
     @staticmethod
-    def collection_name(base: str, model_id: str, user_id: str) -> str:
-        """One user's collection of one kind and model (names are hashed: any user id); the
-        base model's carries no model suffix."""
-        user = hashlib.sha256(user_id.encode()).hexdigest()[:32]
+    def _suffix(model_id: str) -> str:
         if model_id == BASE_MODEL:
-            return f"{base}-u{user}"
+            return ""
         slug = re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")[:40]
-        return f"{base}-u{user}--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
+        return f"--{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
+
+    @classmethod
+    def collection_name(cls, base: str, model_id: str, user_id: str) -> str:
+        """One user's own collection of one kind and model (names are hashed: any user id);
+        the base model's carries no model suffix."""
+        user = hashlib.sha256(user_id.encode()).hexdigest()[:32]
+        return f"{base}-u{user}{cls._suffix(model_id)}"
+
+    def shard_of(self, user_id: str) -> int:
+        """The user's shard: its id's hash, the same in every process and release."""
+        return int(hashlib.sha256(user_id.encode()).hexdigest()[:8], 16) % self.shards
+
+    def shard_name(self, base: str, model_id: str, user_id: str) -> str:
+        return f"{base}-s{self.shard_of(user_id):03d}{self._suffix(model_id)}"
 
     # -- collections ----------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -169,16 +232,22 @@ class ChromaStores:
                 raise TransientError(f"chroma unavailable: {exc}") from exc
         return self._client
 
-    def _create(self, base: str, model_id: str, user_id: str) -> Any:
-        """The user's collection, created if missing (writes)."""
-        name = self.collection_name(base, model_id, user_id)
+    def _create(self, name: str, model_id: str, metadata: dict[str, Any],
+                configuration: dict[str, Any]) -> Any:
+        """A collection, created if missing (writes)."""
         if name not in self._collections:
             self._register(model_id)
             with _transient():
                 self._collections[name] = self._connect().get_or_create_collection(
-                    name, configuration=HNSW, embedding_function=None,
-                    metadata={"user_id": user_id, "kind": base, "model": model_id})
+                    name, configuration=configuration, embedding_function=None,
+                    metadata=metadata)
+            self._absent.pop(name, None)
         return self._collections[name]
+
+    def _shard(self, base: str, model_id: str, user_id: str) -> Any:
+        return self._create(self.shard_name(base, model_id, user_id), model_id,
+                            {"kind": base, "model": model_id, "shard": self.shard_of(user_id)},
+                            SHARD_HNSW)
 
     def _lookup(self, name: str, *, absence_ttl_s: float = 0.0) -> Any | None:
         """An existing collection or None (reads never create). Absence is not cached (another
@@ -219,20 +288,33 @@ class ChromaStores:
             self._models_at = now
         return self._models
 
-    def _cols(self, base: str, user_id: str, *,
-              absence_ttl_s: float = 0.0) -> list[tuple[str, Any]]:
-        """The user's existing collections of one kind, as (model id, collection)."""
+    def _places(self, base: str, user_id: str, model_id: str | None = None, *,
+                absence_ttl_s: float = OWN_TTL_S) -> list[_Place]:
+        """Where the user's records of one kind (and model, or every model) live: the shard
+        first, then an own collection (own wins when both hold an id)."""
         out = []
-        for model in sorted(self.models()):
-            col = self._lookup(self.collection_name(base, model, user_id),
+        for model in [model_id] if model_id else sorted(self.models()):
+            shard = self._lookup(self.shard_name(base, model, user_id))
+            if shard is not None:
+                out.append(_Place(model, shard, {USER: user_id}))
+            own = self._lookup(self.collection_name(base, model, user_id),
                                absence_ttl_s=absence_ttl_s)
-            if col is not None:
-                out.append((model, col))
+            if own is not None:
+                out.append(_Place(model, own, None))
         return out
+
+    def _target(self, base: str, model_id: str, user_id: str) -> _Place:
+        """Where a write goes: the user's own collection if it has one, else its shard."""
+        own = self._lookup(self.collection_name(base, model_id, user_id),
+                           absence_ttl_s=OWN_TTL_S)
+        if own is not None:
+            return _Place(model_id, own, None)
+        return _Place(model_id, self._shard(base, model_id, user_id), {USER: user_id})
 
     def _run(self, col: Any, fn: Callable[[Any], T], default: T) -> T:
         """``fn(col)``. A collection dropped meanwhile by another process (the user was
-        forgotten) reads as empty, or as the collection made again since under its name."""
+        forgotten, or moved into its shard) reads as empty, or as the collection made again
+        since under its name."""
         try:
             with _transient():
                 return fn(col)
@@ -248,46 +330,129 @@ class ChromaStores:
             self._forget_cached(col.name)
             return default
 
-    def _write(self, base: str, model_id: str, user_id: str, fn: Callable[[Any], Any]) -> None:
-        """``fn`` on the user's collection; re-created once if it was dropped meanwhile."""
+    def _write(self, base: str, model_id: str, user_id: str,
+               fn: Callable[[_Place], Any]) -> _Place:
+        """``fn`` on where the user's writes go; placed again once if that collection was
+        dropped meanwhile (an own collection moved back into the shard)."""
         for attempt in (1, 2):
-            col = self._create(base, model_id, user_id)
+            place = self._target(base, model_id, user_id)
             try:
                 with _transient():
-                    fn(col)
-                return
+                    fn(place)
+                return place
             except chromadb.errors.NotFoundError:
-                self._forget_cached(col.name)
+                self._forget_cached(place.col.name)
                 if attempt == 2:
                     raise
+        raise AssertionError("unreachable")
 
-    def _put(self, base: str, model_id: str, user_id: str, verb: str, **fields: Any) -> None:
-        """``upsert`` or ``update`` of records in the user's collection."""
-        self._write(base, model_id, user_id, lambda c: getattr(c, verb)(**fields))
+    @staticmethod
+    def _upsert(place: _Place, user_id: str, ids_: list[str], vectors: Sequence[Vector],
+                metadatas: list[dict[str, Any]]) -> None:
+        """Records written with their user's tag (every record carries it, shared or own)."""
+        place.col.upsert(ids=ids_, embeddings=list(vectors),
+                         metadatas=[{**m, USER: user_id} for m in metadatas])
 
-    def _delete(self, col: Any, record_ids: list[str]) -> None:
-        self._run(col, lambda c: c.delete(ids=record_ids), None)
+    def _update(self, base: str, user_id: str, model_id: str | None, ids_: Sequence[str],
+                metadatas: Sequence[dict[str, Any]]) -> None:
+        """Partial metadata updates of the user's records, wherever each is held (Chroma's
+        ``update`` takes no ``where``: the ids are first checked to be the user's)."""
+        wanted = dict(zip(ids_, metadatas, strict=True))
+        for place in self._places(base, user_id, model_id, absence_ttl_s=0.0):
+            for res in self._by_ids(place, list(wanted), []):
+                found = [str(i) for i in res["ids"]]
+
+                def update(c: Any, f: list[str] = found) -> None:
+                    c.update(ids=f, metadatas=[wanted[i] for i in f])
+
+                self._run(place.col, update, None)
+
+    def _delete(self, place: _Place, record_ids: Sequence[str]) -> None:
+        if record_ids:
+            self._run(place.col, lambda c: c.delete(ids=list(record_ids),
+                                                    where=place.clause()), None)
 
     def _forget_cached(self, name: str) -> None:
         self._collections.pop(name, None)
 
-    def _each(self, base: str, user_id: str, fn: Callable[[Any], Any]) -> list[Any]:
-        return [r for _, col in self._cols(base, user_id)
-                if (r := self._run(col, fn, None)) is not None]
-
-    def _pages(self, col: Any, where: Where | None, include: list[str]) -> Iterator[Any]:
+    def _pages(self, place: _Place, where: Where | None, include: list[str]) -> Iterator[Any]:
+        """The place's records (the user's, in a shard), ``where`` also holding, in pages."""
+        clause = place.clause(*((where,) if where else ()))
         offset = 0
         while True:
             def page(c: Any, at: int = offset) -> Any:
-                return c.get(where=where, limit=PAGE, offset=at, include=include)
+                return c.get(where=clause, limit=PAGE, offset=at, include=include)
 
-            res = self._run(col, page, None)
+            res = self._run(place.col, page, None)
             if not res or not res["ids"]:
                 return
             yield res
             if len(res["ids"]) < PAGE:
                 return
             offset += PAGE
+
+    def _by_ids(self, place: _Place, record_ids: Sequence[str], include: list[str]
+                ) -> Iterator[Any]:
+        """The place's records among these ids, in pages (one get of 100k ids exceeds
+        SQLite's variable limit inside Chroma)."""
+        wanted = list(dict.fromkeys(record_ids))
+        for start in range(0, len(wanted), PAGE):
+            def get(c: Any, page: list[str] = wanted[start:start + PAGE]) -> Any:
+                return c.get(ids=page, where=place.clause(), include=include)
+
+            res = self._run(place.col, get, None)
+            if res and len(res["ids"]):
+                yield res
+
+    def _count(self, place: _Place) -> int:
+        if place.own:
+            return int(self._run(place.col, lambda c: c.count(), 0))
+        return sum(len(res["ids"]) for res in self._pages(place, None, []))
+
+    def _nearest(self, places: Sequence[_Place], vectors: Sequence[Vector], k: int,
+                 include: list[str]) -> list[list[tuple[str, float, Any]]]:
+        """Per vector, the k nearest of the places' records as (id, cosine, metadata): an own
+        collection by its HNSW index, the user's part of a shard by an exact scan."""
+        best: list[dict[str, tuple[float, Any, bool]]] = [{} for _ in vectors]
+        for place in places:
+            for q, (rid, score, meta) in self._place_nearest(place, vectors, k, include):
+                held = best[q].get(rid)
+                if held is None or (place.own and not held[2]):
+                    best[q][rid] = (score, meta, place.own)
+        return [sorted(((rid, s, m) for rid, (s, m, _) in found.items()),
+                       key=lambda x: (-x[1], x[0]))[:k] for found in best]
+
+    def _place_nearest(self, place: _Place, vectors: Sequence[Vector], k: int,
+                       include: list[str]) -> Iterator[tuple[int, tuple[str, float, Any]]]:
+        if place.own:
+            def query(c: Any) -> Any:
+                return c.query(query_embeddings=list(vectors), n_results=k,
+                               include=["distances", *include])
+
+            res = self._run(place.col, query, None)
+            if res is None:
+                return
+            for q in range(len(vectors)):
+                metas = res["metadatas"][q] if "metadatas" in include else [None] * len(
+                    res["ids"][q])
+                for rid, dist, meta in zip(res["ids"][q], res["distances"][q], metas,
+                                           strict=True):
+                    yield q, (str(rid), 1.0 - float(dist), meta)
+            return
+        rows: list[str] = []
+        held: list[Any] = []
+        chunks = []
+        for res in self._pages(place, None, ["embeddings", *include]):
+            rows.extend(str(i) for i in res["ids"])
+            held.extend(res["metadatas"] if "metadatas" in include else [None] * len(
+                res["ids"]))
+            chunks.append(_unit_rows(res["embeddings"]))
+        if not rows:
+            return
+        scores = _unit_rows(list(vectors)) @ np.concatenate(chunks).T
+        for q in range(len(vectors)):
+            for j in np.argsort(-scores[q], kind="stable")[:k]:
+                yield q, (rows[j], float(scores[q][j]), held[j])
 
     # -- memories -------------------------------------------------------------------------
     def upsert(self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]) -> None:
@@ -303,67 +468,48 @@ class ChromaStores:
         full = [(m, v) for m, v in rows if v is not None]
         meta_only = [m for m, v in rows if v is None]
         if full:
-            self._write(MEMORIES, model, user_id, lambda c: c.upsert(
-                ids=[m.id for m, _ in full], embeddings=[v for _, v in full],
-                metadatas=[memory_metadata(m) for m, _ in full]))
+            place = self._write(MEMORIES, model, user_id, lambda p: self._upsert(
+                p, user_id, [m.id for m, _ in full], [v for _, v in full if v is not None],
+                [memory_metadata(m) for m, _ in full]))
+            self._grown(MEMORIES, model, user_id, place)
         if meta_only:
             # Same text, same vector: only the metadata changes. The caller knows the records
             # are there (pipeline.service: Chroma is caught up before a plan is made).
-            self._write(MEMORIES, model, user_id, lambda c: c.update(
-                ids=[m.id for m in meta_only],
-                metadatas=[memory_metadata(m) for m in meta_only]))
-
-    def _query(self, base: str, user_id: str, model_id: str, vectors: Sequence[Vector], n: int,
-               include: list[str]) -> Any:
-        """The n nearest of each vector in the user's collection, unfiltered (None: none)."""
-        col = self._lookup(self.collection_name(base, model_id, user_id))
-        if col is None or not vectors:
-            return None
-
-        def query(c: Any) -> Any:
-            return c.query(query_embeddings=list(vectors), n_results=n, include=include)
-
-        return self._run(col, query, None)
+            self._update(MEMORIES, user_id, model, [m.id for m in meta_only],
+                         [memory_metadata(m) for m in meta_only])
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str,
                 k: int) -> list[list[tuple[str, float]]]:
         """Ids and similarities of the user's k nearest memories of any status, per vector
-        (one request for all): vectors only, the graph holds what the memories are."""
-        res = self._query(MEMORIES, user_id, model_id, vectors, k, ["distances"])
-        if res is None:
-            return [[] for _ in vectors]
-        return [[(i, 1.0 - float(dist)) for i, dist in zip(res["ids"][q], res["distances"][q],
-                                                          strict=True)]
-                for q in range(len(vectors))]
+        (one request a place for all): vectors only, the graph holds what the memories are."""
+        if not vectors:
+            return []
+        found = self._nearest(self._places(MEMORIES, user_id, model_id), vectors, k, [])
+        return [[(rid, score) for rid, score, _ in top] for top in found]
 
     def stored_hashes(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
-        if not memory_ids:
-            return {}
         out: dict[str, str] = {}
-        ids = list(memory_ids)
-        # in pages: one get of 100k ids exceeds SQLite's variable limit inside Chroma
-        for start in range(0, len(ids), PAGE):
-            def get(c: Any, page: list[str] = ids[start : start + PAGE]) -> Any:
-                return c.get(ids=page, include=["metadatas"])
-
-            for res in self._each(MEMORIES, user_id, get):
+        if not memory_ids:
+            return out
+        for place in self._places(MEMORIES, user_id):  # own last: it wins
+            for res in self._by_ids(place, memory_ids, ["metadatas"]):
                 out.update({i: str(m.get("content_hash", "")) for i, m in _rows(res)})
         return out
 
     def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        if memory_ids:
-            self._each(MEMORIES, user_id, lambda c: c.delete(ids=list(memory_ids)))
+        for place in self._places(MEMORIES, user_id, absence_ttl_s=0.0):
+            self._delete(place, memory_ids)
 
     def index(self, user_id: str) -> dict[str, IndexEntry]:
         """Every memory record of the user (any model), as the index holds it."""
         out: dict[str, IndexEntry] = {}
-        for model, col in self._cols(MEMORIES, user_id):
-            for res in self._pages(col, None, ["metadatas"]):
+        for place in self._places(MEMORIES, user_id):  # own last: it wins
+            for res in self._pages(place, None, ["metadatas"]):
                 for i, meta in _rows(res):
                     held = meta or {}
                     out[i] = IndexEntry(id=i, status=str(held.get("status", "")),
                                         content_hash=str(held.get("content_hash", "")),
-                                        model=model)
+                                        model=place.model)
         return out
 
     def foreign_model(self, user_id: str, model_id: str) -> str | None:
@@ -371,15 +517,29 @@ class ChromaStores:
         # Checked before every plan: a collection of another model found missing is believed
         # missing for as long as the registry of models is (MODELS_TTL_S), not asked again.
         for base in (MEMORIES, EPISODES):
-            for model, col in self._cols(base, user_id, absence_ttl_s=MODELS_TTL_S):
-                if model != model_id and self._run(col, lambda c: c.count(), 0):
-                    return model
+            for model in sorted(self.models() - {model_id}):
+                for place in self._foreign_places(base, user_id, model):
+                    def one(c: Any, p: _Place = place) -> Any:
+                        return c.get(where=p.clause(), limit=1, include=[])
+
+                    res = self._run(place.col, one, None)
+                    if res and res["ids"]:
+                        return model
         return None
+
+    def _foreign_places(self, base: str, user_id: str, model: str) -> list[_Place]:
+        out = []
+        for name, where in ((self.shard_name(base, model, user_id), {USER: user_id}),
+                            (self.collection_name(base, model, user_id), None)):
+            col = self._lookup(name, absence_ttl_s=MODELS_TTL_S)
+            if col is not None:
+                out.append(_Place(model, col, where))
+        return out
 
     def memory_ids(self, user_id: str) -> set[str]:
         """The ids of every memory record the user has (any model), whatever they hold."""
-        return {i for _, col in self._cols(MEMORIES, user_id)
-                for res in self._pages(col, None, []) for i in res["ids"]}
+        return {i for place in self._places(MEMORIES, user_id)
+                for res in self._pages(place, None, []) for i in res["ids"]}
 
     def _listing(self) -> Iterator[Any]:
         """Every collection (paged): for all-user jobs only."""
@@ -393,101 +553,192 @@ class ChromaStores:
             offset += 500
 
     def users(self) -> set[str]:
-        """Every user with a memory collection (for all-user jobs)."""
+        """Every user with memory records (for all-user jobs): the owners of own collections
+        and every user tagged in a memory shard (a scan of the shards' metadata)."""
         out = set()
         for col in self._listing():
             meta = col.metadata or {}
-            if meta.get("kind") == MEMORIES and meta.get("user_id"):
+            if meta.get("kind") != MEMORIES:
+                continue
+            if meta.get("user_id"):
                 out.add(str(meta["user_id"]))
+            elif "shard" in meta:
+                place = _Place(str(meta.get("model", "")), col, None)
+                for res in self._pages(place, None, ["metadatas"]):
+                    out.update(str(m[USER]) for _, m in _rows(res) if m and m.get(USER))
         return out
 
     def delete_user(self, user_id: str) -> int:
-        """Drops the user's collections (bounded work at any size); returns records gone."""
+        """Drops the user's own collections and deletes its shard records; returns records
+        gone."""
         deleted = 0
         for base in (MEMORIES, EPISODES):
-            for _, col in self._cols(base, user_id):
-                deleted += self._run(col, lambda c: c.count(), 0)
-                try:
-                    with _transient():
-                        self._connect().delete_collection(col.name)
-                except (chromadb.errors.NotFoundError, ValueError):
-                    pass  # dropped meanwhile by another process: the same outcome
-                self._forget_cached(col.name)
+            for place in self._places(base, user_id, absence_ttl_s=0.0):
+                deleted += self._count(place)
+                if place.own:
+                    self._drop(place.col.name)
+                else:
+                    def wipe(c: Any, p: _Place = place) -> None:
+                        c.delete(where=p.clause())
+
+                    self._run(place.col, wipe, None)
         return deleted
+
+    def _drop(self, name: str) -> None:
+        try:
+            with _transient():
+                self._connect().delete_collection(name)
+        except (chromadb.errors.NotFoundError, ValueError):
+            pass  # dropped meanwhile by another process: the same outcome
+        self._forget_cached(name)
+        self._absent[name] = time.monotonic()
 
     def delete_memory(self, user_id: str, memory_id: str) -> int:
         deleted = 0
-        for _, col in self._cols(MEMORIES, user_id):
-            found = self._run(col, lambda c: c.get(ids=[memory_id], include=[]), None)
-            if found and found["ids"]:
-                self._run(col, lambda c: c.delete(ids=[memory_id]), None)
-                deleted += len(found["ids"])
+        for place in self._places(MEMORIES, user_id, absence_ttl_s=0.0):
+            for res in self._by_ids(place, [memory_id], []):
+                self._delete(place, list(res["ids"]))
+                deleted += len(res["ids"])
         return deleted
+
+    # -- placement --------------------------------------------------------------------------
+    def _grown(self, base: str, model_id: str, user_id: str, place: _Place) -> None:
+        """After a write into the user's shard: past OWN_AFTER records of this kind, the user
+        moves into a collection of its own (the writer holds the user's claim)."""
+        if place.own:
+            return
+
+        def past(c: Any) -> Any:
+            return c.get(where=place.clause(), limit=1, offset=self.own_after, include=[])
+
+        res = self._run(place.col, past, None)
+        if res and res["ids"]:
+            self.promote(base, model_id, user_id)
+
+    def promote(self, base: str, model_id: str, user_id: str) -> int:
+        """The user's shard records of one kind and model into a collection of its own: made,
+        filled, then (once every process sees it: OWN_TTL_S) the shard's copies deleted. A
+        read meanwhile takes both places; a crash midway leaves both, and the next write
+        repeats it. Returns the records moved."""
+        own = self._create(self.collection_name(base, model_id, user_id), model_id,
+                           {"user_id": user_id, "kind": base, "model": model_id}, HNSW)
+        shard = self._lookup(self.shard_name(base, model_id, user_id))
+        if shard is None:
+            return 0
+        source = _Place(model_id, shard, {USER: user_id})
+        moved = self._copy(source, _Place(model_id, own, None), user_id)
+        time.sleep(OWN_TTL_S)  # every reader now sees the own collection
+        copied = [str(i) for res in self._pages(source, None, []) for i in res["ids"]]
+        for start in range(0, len(copied), PAGE):  # listed first: deleting moves the pages
+            self._delete(source, copied[start:start + PAGE])
+        return moved
+
+    def demote(self, base: str, model_id: str, user_id: str) -> int:
+        """A small own collection back into the user's shard: copied, then dropped (a reader
+        meanwhile takes both places). Returns the records moved."""
+        own = self._lookup(self.collection_name(base, model_id, user_id))
+        if own is None:
+            return 0
+        moved = self._copy(_Place(model_id, own, None),
+                           _Place(model_id, self._shard(base, model_id, user_id),
+                                  {USER: user_id}), user_id)
+        self._drop(own.name)
+        return moved
+
+    def _copy(self, source: _Place, target: _Place, user_id: str) -> int:
+        moved = 0
+        for res in self._pages(source, None, ["embeddings", "metadatas"]):
+            for start in range(0, len(res["ids"]), WRITE_BATCH):
+                end = start + WRITE_BATCH
+                page = ([str(i) for i in res["ids"][start:end]],
+                        [[float(x) for x in v] for v in res["embeddings"][start:end]],
+                        [dict(m or {}) for m in res["metadatas"][start:end]])
+
+                def write(c: Any, rows: tuple[list[str], list[Vector],
+                                              list[dict[str, Any]]] = page) -> None:
+                    self._upsert(_Place(target.model, c, target.where), user_id, *rows)
+
+                self._run(target.col, write, None)
+            moved += len(res["ids"])
+        return moved
+
+    def relocate(self, user_id: str) -> int:
+        """Each kind of the user's records where its size says (the ``relocate`` job, under the
+        user's claim): an own collection of at most DEMOTE_AT records into the shard (stores
+        written by releases of a collection per user), a shard part past OWN_AFTER into an own
+        collection. Returns the records moved."""
+        moved = 0
+        for base in (MEMORIES, EPISODES):
+            for place in self._places(base, user_id, absence_ttl_s=0.0):
+                size = self._count(place)
+                if place.own and size <= DEMOTE_AT:
+                    moved += self.demote(base, place.model, user_id)
+                elif not place.own and size > self.own_after:
+                    moved += self.promote(base, place.model, user_id)
+        return moved
+
+    def placement(self, user_id: str) -> dict[str, list[tuple[str, str, int]]]:
+        """Per kind, where the user's records are: (model, "own" or "shard", records), for
+        each place that holds any."""
+        return {base: [(p.model, "own" if p.own else "shard", n)
+                       for p in self._places(base, user_id, absence_ttl_s=0.0)
+                       if (n := self._count(p))]
+                for base in (MEMORIES, EPISODES)}
 
     # -- lifecycle --------------------------------------------------------------------------
     def memory_vectors(self, user_id: str, model_id: str, memory_ids: Sequence[str]
                        ) -> dict[str, Vector]:
         """The vectors these memories have under ``model_id`` (ids it lacks left out)."""
-        col = self._lookup(self.collection_name(MEMORIES, model_id, user_id))
-        wanted = list(dict.fromkeys(memory_ids))
         out: dict[str, Vector] = {}
-        if col is None:
-            return out
-        for start in range(0, len(wanted), PAGE):
-            def get(c: Any, page: list[str] = wanted[start : start + PAGE]) -> Any:
-                return c.get(ids=page, include=["embeddings"])
-
-            res = self._run(col, get, None)
-            if res and len(res["ids"]):
+        for place in self._places(MEMORIES, user_id, model_id):  # own last: it wins
+            for res in self._by_ids(place, memory_ids, ["embeddings"]):
                 out.update((str(i), [float(x) for x in v])
                            for i, v in zip(res["ids"], res["embeddings"], strict=True))
         return out
 
     def unconsolidated_episodes(self, user_id: str, model_id: str) -> list[EpisodeItem]:
         """The user's turns (role user) not yet consolidated, with their vectors."""
-        episodes: list[EpisodeItem] = []
-        col = self._lookup(self.collection_name(EPISODES, model_id, user_id))
-        if col is None:
-            return episodes
-        for res in self._pages(col, {"role": "user"}, ["metadatas", "embeddings"]):
-            for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"], strict=True):
-                f = episode_fields(m)
-                if not f.get("consolidated_into"):
-                    episodes.append(EpisodeItem(
-                        id=i, content=f["content"], vector=[float(x) for x in v],
-                        event_at=_dt(f["event_at"]) or datetime.now(UTC),
-                        turn_id=f.get("ref") or f["turn_id"]))
-        return episodes
+        episodes: dict[str, EpisodeItem] = {}
+        for place in self._places(EPISODES, user_id, model_id):
+            for res in self._pages(place, {"role": "user"}, ["metadatas", "embeddings"]):
+                for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"],
+                                   strict=True):
+                    f = episode_fields(m)
+                    if f.get("consolidated_into"):
+                        episodes.pop(i, None)
+                    else:
+                        episodes[i] = EpisodeItem(
+                            id=i, content=f["content"], vector=[float(x) for x in v],
+                            event_at=_dt(f["event_at"]) or datetime.now(UTC),
+                            turn_id=f.get("ref") or f["turn_id"])
+        return list(episodes.values())
 
     def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
                       model_id: str) -> None:
-        for start in range(0, len(episode_ids), WRITE_BATCH):
-            chunk = episode_ids[start : start + WRITE_BATCH]
-            self._put(EPISODES, model_id, user_id, "update", ids=chunk,
-                      metadatas=[{"consolidated_into": into}] * len(chunk))
+        self._update(EPISODES, user_id, model_id, episode_ids,
+                     [{"consolidated_into": into}] * len(episode_ids))
 
     def migrate(self, user_id: str, embed: Callable[[list[str]], list[Vector]],
                 model_id: str, batch: int = 256) -> int:
-        """Move every episode of the user into ``model_id``'s collection, re-embedded from its
+        """Move every episode of the user into ``model_id``'s collections, re-embedded from its
         text, in chunks of ``batch``, and drop the user's memory records of other models (the
         caller wrote them under ``model_id`` first, from the graph); returns how many
         episodes moved."""
         moved = 0
-        for model, col in self._cols(EPISODES, user_id):
-            if model != model_id:
-                while count := self._move(user_id, col, embed, model_id, batch):
+        for place in self._places(EPISODES, user_id, absence_ttl_s=0.0):
+            if place.model != model_id:
+                while count := self._move(user_id, place, embed, model_id, batch):
                     moved += count
-        for model, col in self._cols(MEMORIES, user_id):
-            if model != model_id:
-                while res := self._run(col, lambda c: c.get(limit=PAGE, include=[]), None):
-                    if not res["ids"]:
-                        break
-                    self._delete(col, list(res["ids"]))
+        for place in self._places(MEMORIES, user_id, absence_ttl_s=0.0):
+            if place.model != model_id:
+                for res in list(self._pages(place, None, [])):
+                    self._delete(place, list(res["ids"]))
         return moved
 
-    def _move(self, user_id: str, source: Any, embed: Callable[[list[str]], list[Vector]],
+    def _move(self, user_id: str, source: _Place, embed: Callable[[list[str]], list[Vector]],
               model_id: str, batch: int) -> int:
-        res = self._run(source, lambda c: c.get(limit=batch, include=["metadatas"]), None)
+        res = self._run(source.col, lambda c: c.get(where=source.clause(), limit=batch,
+                                                    include=["metadatas"]), None)
         if not res or not res["ids"]:
             return 0
         fields = [{**_unpack(m, EPISODE_KEYS), "embedding_model": model_id}
@@ -495,10 +746,10 @@ class ChromaStores:
         vectors = embed([recall.episode_text(str(f["content"]), f.get("speaker") or f.get("role"),
                                              _dt(f["event_at"]) or datetime.now(UTC))
                          for f in fields])
-        self._write(EPISODES, model_id, user_id, lambda c: c.upsert(
-            ids=res["ids"], embeddings=vectors,
-            metadatas=[_pack(f, EPISODE_KEYS) for f in fields]))
-        self._run(source, lambda c: c.delete(ids=res["ids"]), None)  # after: a crash repeats
+        place = self._write(EPISODES, model_id, user_id, lambda p: self._upsert(
+            p, user_id, list(res["ids"]), vectors, [_pack(f, EPISODE_KEYS) for f in fields]))
+        self._delete(source, list(res["ids"]))  # after: a crash repeats
+        self._grown(EPISODES, model_id, user_id, place)
         return len(res["ids"])
 
     # -- episodes -------------------------------------------------------------------------
@@ -508,43 +759,48 @@ class ChromaStores:
             return 0
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
         around = recall.neighbors(episode_ids)
-        self._write(EPISODES, model_id, user_id, lambda c: c.upsert(
-            ids=episode_ids, embeddings=list(vectors),
-            metadatas=[episode_metadata(user_id, session_id, t, model_id, now, near)
-                       for t, near in zip(turns, around, strict=True)]))
+        metadatas = [episode_metadata(user_id, session_id, t, model_id, now, near)
+                     for t, near in zip(turns, around, strict=True)]
+        place = None
+        for start in range(0, len(turns), WRITE_BATCH):
+            def write(p: _Place, s: int = start, e: int = start + WRITE_BATCH) -> None:
+                self._upsert(p, user_id, episode_ids[s:e], vectors[s:e], metadatas[s:e])
+
+            place = self._write(EPISODES, model_id, user_id, write)
+        if place is not None:
+            self._grown(EPISODES, model_id, user_id, place)
         return len(turns)
 
     def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
         """Every episode of the user as (session id, turn, stored at)."""
-        out = []
-        for _, col in self._cols(EPISODES, user_id):
-            for res in self._pages(col, None, ["metadatas"]):
-                for _, m in _rows(res):
+        found: dict[str, tuple[str, Turn, datetime]] = {}
+        for place in self._places(EPISODES, user_id):  # own last: it wins
+            for res in self._pages(place, None, ["metadatas"]):
+                for i, m in _rows(res):
                     f = episode_fields(m)
                     turn = Turn(turn_id=f["turn_id"], role=f["role"], content=f["content"],
                                 timestamp=_dt(f["event_at"]) or datetime.now(UTC),
                                 metadata=f.get("metadata") or {},
                                 speaker=f.get("speaker") or None)
-                    out.append((str(f["session_id"]), turn,
-                                _dt(f["created_at"]) or datetime.now(UTC)))
-        return out
+                    found[i] = (str(f["session_id"]), turn,
+                                _dt(f["created_at"]) or datetime.now(UTC))
+        return list(found.values())
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> None:
         """The episodes of these turns (``<session id>/<turn id>`` references)."""
         if refs:
             wanted = [ids.episode_id(user_id, ref) for ref in refs]
-            self._each(EPISODES, user_id, lambda c: c.delete(ids=wanted))
+            for place in self._places(EPISODES, user_id, absence_ttl_s=0.0):
+                self._delete(place, wanted)
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        res = self._query(EPISODES, user_id, model_id, [vector], k, ["metadatas", "distances"])
-        if res is None:
-            return []
+        (top,) = self._nearest(self._places(EPISODES, user_id, model_id), [vector], k,
+                               ["metadatas"])
         hits = []
-        for i, m, dist in zip(res["ids"][0], res["metadatas"][0], res["distances"][0],
-                              strict=True):
+        for i, score, m in top:
             f = episode_fields(m)
             hits.append(Hit(
-                id=i, type="episode", content=f["content"], score=1.0 - float(dist),
+                id=i, type="episode", content=f["content"], score=score,
                 event_at=_dt(f["event_at"]) or datetime.min.replace(tzinfo=UTC),
                 created_at=_dt(f["created_at"]) or datetime.min.replace(tzinfo=UTC),
                 source_turn_ids=[f.get("ref") or f["turn_id"]],
@@ -555,21 +811,17 @@ class ChromaStores:
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
                 *, memories: bool = False) -> dict[str, float]:
         """The exact cosine of ``vector`` to each of these records (episodes, or memories) that
-        the user has under ``model_id``, in one request: what a candidate found by BM25 alone
-        scores on the dense signal."""
-        col = self._lookup(self.collection_name(MEMORIES if memories else EPISODES, model_id,
-                                                user_id))
-        wanted = list(dict.fromkeys(record_ids))
-        if col is None or not wanted:
-            return {}
-        res = self._run(col, lambda c: c.get(ids=wanted, include=["embeddings"]), None)
-        if not res or not len(res["ids"]):
-            return {}
-        q = np.asarray(vector, dtype=np.float32)
-        q /= float(np.linalg.norm(q)) or 1.0
-        m = np.asarray(res["embeddings"], dtype=np.float32)
-        m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-        return {str(i): float(c) for i, c in zip(res["ids"], m @ q, strict=True)}
+        the user has under ``model_id``, in one request a place: what a candidate found by
+        BM25 alone scores on the dense signal."""
+        out: dict[str, float] = {}
+        if not record_ids:
+            return out
+        q = _unit_rows([vector])[0]
+        for place in self._places(MEMORIES if memories else EPISODES, user_id, model_id):
+            for res in self._by_ids(place, record_ids, ["embeddings"]):
+                out.update({str(i): float(c) for i, c in zip(
+                    res["ids"], _unit_rows(res["embeddings"]) @ q, strict=True)})
+        return out
 
     def count_episodes(self, user_id: str) -> int:
-        return sum(self._each(EPISODES, user_id, lambda c: c.count()))
+        return sum(self._count(p) for p in self._places(EPISODES, user_id))

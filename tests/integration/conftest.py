@@ -9,6 +9,7 @@ so in CI) a missing service is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -201,15 +202,57 @@ def episodes(user_id: str) -> list[str]:
     return sorted(str(episode_fields(m)["content"]) for m in got["metadatas"])
 
 
-def user_collection(user_id: str, base: str = "memq_memories") -> Any:
-    """The user's own Chroma collection of the default model (memories or episodes)."""
+class UserRecords:
+    """One user's Chroma records of one kind and model, where they are (an own collection, or
+    the user's part of its shard): what a test reaches past the adapter for, never another
+    user's records."""
+
+    def __init__(self, user_id: str, col: Any, own: bool) -> None:
+        self.user_id, self.col, self.own = user_id, col, own
+        self.where = None if own else {"user": user_id}
+        self.name = col.name
+
+    def get(self, ids: list[str] | None = None, include: list[str] | None = None) -> Any:
+        return self.col.get(ids=ids, where=self.where,
+                            include=["metadatas"] if include is None else include)
+
+    def delete(self, ids: list[str]) -> None:
+        self.col.delete(ids=ids, where=self.where)
+
+    def add(self, ids: list[str], embeddings: list[Any], metadatas: list[dict[str, Any]]) -> None:
+        self.col.add(ids=ids, embeddings=embeddings,
+                     metadatas=[{**m, "user": self.user_id} for m in metadatas])
+
+    def count(self) -> int:
+        return len(self.get(include=[])["ids"])
+
+    def drop(self) -> None:
+        """Every one of these records gone (a lost volume, for this user)."""
+        import chromadb
+
+        if self.own:
+            chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).delete_collection(self.name)
+        else:
+            self.col.delete(where=self.where)
+
+
+def user_collection(user_id: str, base: str = "memq_memories",
+                    model: str | None = None) -> UserRecords:
+    """The user's Chroma records of one kind (memories or episodes) and model (the default
+    one unless given): its own collection if it has one, else its shard's."""
     import chromadb
 
     from memq.pipeline.adapters.chroma import ChromaStores
     from memq.pipeline.adapters.embed_local import MODEL_ID
 
-    return chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).get_collection(
-        ChromaStores.collection_name(base, MODEL_ID, user_id))
+    client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
+    model = model or MODEL_ID
+    with contextlib.suppress(chromadb.errors.NotFoundError):
+        return UserRecords(user_id, client.get_collection(
+            ChromaStores.collection_name(base, model, user_id)), own=True)
+    stores = ChromaStores.connect("127.0.0.1", CHROMA_PORT)
+    return UserRecords(user_id, client.get_collection(stores.shard_name(base, model, user_id)),
+                       own=False)
 
 
 @pytest.fixture

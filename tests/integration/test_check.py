@@ -175,16 +175,11 @@ def test_reads_come_from_the_state_of_record_when_chroma_trails(user_id: str) ->
 def test_repair_rebuilds_a_lost_index_from_the_graph(user_id: str) -> None:
     """The whole of a user's memory index gone (a Chroma volume lost): --repair writes it again
     from the graph, re-embedding, and dense search finds the memories again."""
-    import chromadb
-
-    from integration.conftest import CHROMA_PORT
-
     memq("enqueue", "-", stdin=demo_lines(user_id))
     wait_done()
     listed = memq_json("memories", "--user", user_id, "--all")
     mid = {m["content"]: m["id"] for m in listed}
-    chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT).delete_collection(
-        user_collection(user_id).name)
+    user_collection(user_id).drop()
     assert _check("--user", user_id)[0] == 1  # (search still finds them by BM25: the graph)
     assert _check("--user", user_id, "--repair")[0] == 0
     assert _check("--user", user_id)[0] == 0

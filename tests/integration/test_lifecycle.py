@@ -8,7 +8,6 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import chromadb
 import pytest
 import redis
 from fakellm import FakeLLM
@@ -21,6 +20,7 @@ from integration.conftest import (
     memq_env,
     memq_json,
     start_worker,
+    user_collection,
     wait_done,
 )
 from memq.pipeline.adapters.chroma import ChromaStores, episode_fields
@@ -156,19 +156,12 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
                                  "jazz", env=env).stdout)
         assert before[0]["content"] in ("The user likes jazz.", "I like jazz.")
         memq("run", "reembed", "--user", user_id, env=env)
-        client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
-        for base in ("memq_memories", "memq_episodes"):
-            held = set()  # the user's collections that hold records
-            for col in client.list_collections():
-                if (col.metadata or {}).get("user_id") == user_id and col.name.startswith(base):
-                    got = col.get(include=["metadatas"])
-                    if got["ids"]:
-                        held.add(col.name)
-                    if base == "memq_episodes" and got["ids"]:
-                        assert {episode_fields(m)["embedding_model"]
-                                for m in got["metadatas"]} == {"openai:fake-embed"}
-            # all of the user's vectors now live in the new model's own collection
-            assert held == {ChromaStores.collection_name(base, "openai:fake-embed", user_id)}
+        # all of the user's vectors now live in the new model's collections
+        assert _models(user_id) == {"memq_memories": {"openai:fake-embed"},
+                                    "memq_episodes": {"openai:fake-embed"}}
+        got = user_collection(user_id, "memq_episodes", "openai:fake-embed").get()
+        assert got["ids"] and {episode_fields(m)["embedding_model"]
+                               for m in got["metadatas"]} == {"openai:fake-embed"}
         after = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
                                 "I like jazz.", env=env).stdout)
         assert "jazz" in after[0]["content"]
@@ -183,11 +176,11 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
 
 
 def _models(user: str) -> dict[str, set[str]]:
-    """Collection -> the embedding model of each of the user's non-empty collections
-    (memories and episodes): each model's vectors live in collections of its own."""
-    client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
-    return {col.name: {str(col.metadata["model"])} for col in client.list_collections()
-            if (col.metadata or {}).get("user_id") == user and col.count()}
+    """Kind -> the embedding models of the places that hold the user's records (memories and
+    episodes): each model's vectors live in collections of its own."""
+    placement = ChromaStores.connect("127.0.0.1", CHROMA_PORT).placement(user)
+    return {base: {model for model, _, n in places if n}
+            for base, places in placement.items() if any(n for _, _, n in places)}
 
 
 def test_a_user_keeps_its_model_for_writes_until_reembedded(user_id: str,
@@ -233,7 +226,7 @@ def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
     schedule = app_module.beat_schedule()
     assert app_module.app.conf.beat_schedule == schedule
     assert sorted(schedule) == ["memq-capacity", "memq-consolidate", "memq-decay",
-                                "memq-expire"]
+                                "memq-expire", "memq-relocate"]
     _ingest(user_id, "We use Terraform.")
     now = _at(_by_content(user_id), 60)
     lifecycle.app.conf.broker_url = memq_env()["MEMQ_REDIS_URL"]
