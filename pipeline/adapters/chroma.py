@@ -59,8 +59,9 @@ Where = dict[str, Any]
 # SQLite write log, and each write reads past the whole log (every collection's rows: its only
 # index is the sequence number). Persisting every 20 (shards) or 100 (own) records keeps the
 # log short whatever the number of users, without touching Chroma's schema.
+OWN_SYNC = 100
 HNSW = {"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 128,
-                 "sync_threshold": 100, "batch_size": 100}}
+                 "sync_threshold": OWN_SYNC, "batch_size": OWN_SYNC}}
 # A shard is never searched by HNSW (reads scan the user's records exactly), so its graph is
 # kept cheap to build. scripts/bench layout, 256 shards, 1,000 to 10,000 users: a 5-record
 # write cost 7.8-8.0 ms of Chroma's CPU (42-75 ms with Chroma's defaults, whose write log
@@ -666,16 +667,26 @@ class ChromaStores:
         """Each kind of the user's records where its size says (the ``relocate`` job, under the
         user's claim): an own collection of at most DEMOTE_AT records into the shard (stores
         written by releases of a collection per user), a shard part past OWN_AFTER into an own
-        collection. Returns the records moved."""
+        collection. An own collection kept, made by such a release, is persisted as often as a
+        new one (its ``sync_threshold``: Chroma's write log stays short). Returns the records
+        moved."""
         moved = 0
         for base in (MEMORIES, EPISODES):
             for place in self._places(base, user_id, absence_ttl_s=0.0):
                 size = self._count(place)
                 if place.own and size <= DEMOTE_AT:
                     moved += self.demote(base, place.model, user_id)
-                elif not place.own and size > self.own_after:
+                elif place.own:
+                    self._tune(place)
+                elif size > self.own_after:
                     moved += self.promote(base, place.model, user_id)
         return moved
+
+    def _tune(self, place: _Place) -> None:
+        held = (getattr(place.col, "configuration", None) or {}).get("hnsw") or {}
+        if int(held.get("sync_threshold") or 0) > OWN_SYNC:
+            self._run(place.col, lambda c: c.modify(configuration={"hnsw": {
+                "sync_threshold": OWN_SYNC, "batch_size": OWN_SYNC}}), None)
 
     def placement(self, user_id: str) -> dict[str, list[tuple[str, str, int]]]:
         """Per kind, where the user's records are: (model, "own" or "shard", records), for

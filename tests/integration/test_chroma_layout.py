@@ -17,7 +17,9 @@ from integration.conftest import CHROMA_PORT, memq, memq_env
 from memq.pipeline import ids
 from memq.pipeline.adapters.chroma import (
     BASE_MODEL,
+    DEMOTE_AT,
     EPISODES,
+    HNSW,
     MEMORIES,
     ChromaStores,
 )
@@ -145,7 +147,8 @@ def test_a_user_past_own_after_moves_into_its_own_collection_and_back() -> None:
 def test_a_collection_of_a_user_written_by_an_earlier_release_is_read_and_moved() -> None:
     """Stores of a collection per user (every release before the shards): the user's own
     collection, its records untagged, is read and written as it is, and relocate moves it
-    into the shard with its vectors by the relocate job."""
+    into the shard with its vectors by the relocate job; a larger one stays, persisted as
+    often as a new one."""
     client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
     stores = _stores()
     user_id = f"t-legacy-{uuid.uuid4().hex[:8]}"
@@ -168,6 +171,20 @@ def test_a_collection_of_a_user_written_by_an_earlier_release_is_read_and_moved(
     assert top[0][0] == old[2].id and round(top[0][1], 6) == 1.0
     assert user_id in stores.users()
     stores.delete_user(user_id)
+
+    big = f"t-legacy-{uuid.uuid4().hex[:8]}"
+    legacy = client.create_collection(
+        ChromaStores.collection_name(EPISODES, BASE_MODEL, big), embedding_function=None,
+        configuration={"hnsw": {"space": "cosine"}},
+        metadata={"user_id": big, "kind": EPISODES, "model": BASE_MODEL})
+    n, at = DEMOTE_AT + 1, datetime(2026, 11, 1, tzinfo=UTC)
+    stores.add(big, "s", _turns(n, at), [_axis(i % 384) for i in range(n)], BASE_MODEL, at)
+    assert legacy.count() == n
+    assert stores.relocate(big) == 0
+    kept = client.get_collection(legacy.name)
+    assert kept.configuration["hnsw"]["sync_threshold"] == HNSW["hnsw"]["sync_threshold"]
+    assert stores.count_episodes(big) == n
+    stores.delete_user(big)
 
 
 def test_chromas_write_log_is_indexed_and_stays_consistent_through_chromas_writes() -> None:
