@@ -10,8 +10,9 @@ number of turns (lognormal: median 20, a few in the thousands, at most 3,000), t
 * **search**: ``Client.search`` in-process for 20 users, p50/p95, *cold* (the user's first
   query since the size was reached) and *hot* (the same query again);
 * **nn_recall**: the episodes Chroma returns for a vector (top 10) against an exact cosine
-  scan of the user's vectors, over 10 users;
-* each store's RSS, open files and disk.
+  scan of the user's vectors, over 10 random users (most in a shard) and the 10 largest (in
+  collections of their own);
+* each store's RSS, open files and disk, and Chroma's number of collections.
 
 Five throwaway users go through the same work first, so that the smallest size is not
 measured on a stack that is still starting.
@@ -197,6 +198,16 @@ def _nn_recall(users: Sequence[str], rng: np.random.Generator, port: int) -> flo
     return float(np.mean(found)) if found else 1.0
 
 
+def _largest(users: Sequence[str], counts: Sequence[int], n: int) -> list[str]:
+    return [users[i] for i in np.argsort(-np.asarray(counts[:len(users)]))[:n]]
+
+
+def _collections(port: int) -> int:
+    import chromadb
+
+    return int(chromadb.HttpClient(host="127.0.0.1", port=port).count_collections())
+
+
 def run(args: Any) -> list[dict[str, Any]]:
     targets = sorted({int(x) for x in args.users.split(",") if x.strip()})
     rng = np.random.default_rng(1)
@@ -243,8 +254,10 @@ def run(args: Any) -> list[dict[str, Any]]:
                        "new_user_ms": float(np.mean(fresh)),
                        "cold_p50_ms": pct(cold, 50), "cold_p95_ms": pct(cold, 95),
                        "hot_p50_ms": pct(hot, 50), "hot_p95_ms": pct(hot, 95),
-                       "nn_recall": _nn_recall(sample[:10], rng,
+                       # random users (most in a shard) and the largest (own collections)
+                       "nn_recall": _nn_recall(sample[:10] + _largest(users, counts, 10), rng,
                                                int(env["MEMQ_CHROMA_PORT"])),
+                       "chroma_collections": _collections(int(env["MEMQ_CHROMA_PORT"])),
                        "chroma_rss_mb": chroma_rss, "chroma_files": chroma_files,
                        "chroma_disk_mb": _disk(os.path.join(env["MEMQ_HOME"], "chroma")),
                        "neo4j_rss_mb": neo_rss, "neo4j_files": neo_files,
