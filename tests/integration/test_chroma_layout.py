@@ -182,7 +182,8 @@ def test_a_collection_of_a_user_written_by_an_earlier_release_is_read_and_moved(
     assert legacy.count() == n
     assert stores.relocate(big) == 0
     kept = client.get_collection(legacy.name)
-    assert kept.configuration["hnsw"]["sync_threshold"] == HNSW["hnsw"]["sync_threshold"]
+    assert {k: kept.configuration["hnsw"][k] for k in ("sync_threshold", "ef_search")} == {
+        k: HNSW["hnsw"][k] for k in ("sync_threshold", "ef_search")}
     assert stores.count_episodes(big) == n
     stores.delete_user(big)
 
