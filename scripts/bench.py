@@ -666,38 +666,13 @@ def bench_extract(args: argparse.Namespace) -> None:
 
 @contextlib.contextmanager
 def _scratch_chroma() -> Iterator[tuple[Any, int, str]]:
-    """A ``chroma run`` of its own (temporary directory, free port): (client, pid, directory)."""
-    import shutil
-    import socket
-    import subprocess
-    import tempfile
+    """A ``chroma run`` of its own (scripts/layout_bench.py: temporary directory, free port):
+    (client, pid, its data directory)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import layout_bench
 
-    import chromadb
-
-    with contextlib.closing(socket.socket()) as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    home = tempfile.mkdtemp(prefix="memq-bench-chroma-")
-    chroma = os.path.join(os.path.dirname(sys.executable), "chroma")
-    server = subprocess.Popen([chroma, "run", "--path", home, "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL,
-                              env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
-    try:
-        for _ in range(120):
-            try:
-                client = chromadb.HttpClient(host="127.0.0.1", port=port)
-                client.heartbeat()
-                break
-            except Exception:  # noqa: BLE001  (not answering yet: chromadb raises several kinds)
-                time.sleep(0.5)
-        else:
-            raise SystemExit(f"bench: the scratch chroma did not answer on port {port}")
-        yield client, server.pid, home
-    finally:
-        server.terminate()
-        server.wait(30)
-        shutil.rmtree(home, ignore_errors=True)
+    with layout_bench.scratch_chroma() as (client, pid, home):
+        yield client, pid, os.path.join(home, "data")
 
 
 def bench_chroma_log(args: argparse.Namespace) -> None:

@@ -40,7 +40,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -52,7 +51,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from users_bench import _disk, _proc, pct, sizes_of
+from users_bench import _disk, _free_port, _proc, pct, sizes_of
 
 DIM = 384
 K = 10
@@ -93,12 +92,6 @@ def summary(layout: str, rows: Sequence[dict[str, Any]]) -> str:
             f"write_ratio={ratio(first['write_cpu_ms'], last['write_cpu_ms']):.2f} "
             f"query_p95_ratio={ratio(first['query_p95_ms'], last['query_p95_ms']):.2f} "
             f"recall={min(min(r['recall'], r['big_recall']) for r in mine):.3f}")
-
-
-def _free_port() -> int:
-    with contextlib.closing(socket.socket()) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
