@@ -293,12 +293,14 @@ class ChromaStores:
         return self._models
 
     def _places(self, base: str, user_id: str, model_id: str | None = None, *,
-                absence_ttl_s: float = OWN_TTL_S) -> list[_Place]:
+                absence_ttl_s: float = OWN_TTL_S,
+                shard_absence_ttl_s: float = 0.0) -> list[_Place]:
         """Where the user's records of one kind (and model, or every model) live: the shard
         first, then an own collection (own wins when both hold an id)."""
         out = []
         for model in [model_id] if model_id else sorted(self.models()):
-            shard = self._lookup(self.shard_name(base, model, user_id))
+            shard = self._lookup(self.shard_name(base, model, user_id),
+                                 absence_ttl_s=shard_absence_ttl_s)
             if shard is not None:
                 out.append(_Place(model, shard, {USER: user_id}))
             own = self._lookup(self.collection_name(base, model, user_id),
@@ -522,7 +524,8 @@ class ChromaStores:
         # missing for as long as the registry of models is (MODELS_TTL_S), not asked again.
         for base in (MEMORIES, EPISODES):
             for model in sorted(self.models() - {model_id}):
-                for place in self._foreign_places(base, user_id, model):
+                for place in self._places(base, user_id, model, absence_ttl_s=MODELS_TTL_S,
+                                          shard_absence_ttl_s=MODELS_TTL_S):
                     def one(c: Any, p: _Place = place) -> Any:
                         return c.get(where=p.clause(), limit=1, include=[])
 
@@ -530,15 +533,6 @@ class ChromaStores:
                     if res and res["ids"]:
                         return model
         return None
-
-    def _foreign_places(self, base: str, user_id: str, model: str) -> list[_Place]:
-        out = []
-        for name, where in ((self.shard_name(base, model, user_id), {USER: user_id}),
-                            (self.collection_name(base, model, user_id), None)):
-            col = self._lookup(name, absence_ttl_s=MODELS_TTL_S)
-            if col is not None:
-                out.append(_Place(model, col, where))
-        return out
 
     def memory_ids(self, user_id: str) -> set[str]:
         """The ids of every memory record the user has (any model), whatever they hold."""
