@@ -931,6 +931,14 @@ def bench_layout(args: argparse.Namespace) -> None:
     layout_bench.run(args)
 
 
+def bench_freshness(args: argparse.Namespace) -> None:
+    """Time from add until searchable and until current (scripts/freshness_bench.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import freshness_bench
+
+    freshness_bench.run(args)
+
+
 def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -1027,6 +1035,19 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--png", default=os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench",
                                                  "users.png"))
     p.set_defaults(fn=bench_users)
+    p = sub.add_parser("freshness", help="add -> searchable / current, p50 and p95, at 1, 4 "
+                       "and 8 workers: saturation, then paced at fractions of it")
+    p.add_argument("--workers", default="1,4,8", help="worker counts, comma-separated")
+    p.add_argument("--fractions", default="0.5,1.0", help="paced runs, of saturation")
+    p.add_argument("--seconds", type=float, default=40.0, help="length of a paced run")
+    p.add_argument("--burst", type=int, default=60, help="batches in the saturation burst")
+    p.add_argument("--users", type=int, default=50)
+    p.add_argument("--dataset", help="LoCoMo (locomo10.json's format); default: generated")
+    p.add_argument("--stack", choices=("own", "here"), default="own",
+                   help="own: scratch services; here: the configured ones (Redis db 13)")
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=1800)
+    p.set_defaults(fn=bench_freshness)
     p = sub.add_parser("layout", help="Chroma layouts for many users compared (scratch servers)")
     p.add_argument("--users", default="1000,3000,10000", help="sizes, comma-separated")
     p.add_argument("--layouts", default="per-user,hash-32,hash-1024",

@@ -339,6 +339,14 @@ def cmd_status(args: argparse.Namespace) -> int:
           f"{'-' if oldest is None else f'{oldest:.0f} s'}), mailboxes {now['mailboxes']}")
     print(f"dead letters {now['dead_letters']} (memq deadletters)   re-plans {now['replans']}")
     print(f"workers     {len(now['workers'])}: {', '.join(now['workers']) or 'none answering'}")
+    fresh = now["freshness"]
+
+    def sec(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f} s"
+
+    print("freshness   " + "   ".join(
+        f"{stage} p50 {sec(f['p50'])} p95 {sec(f['p95'])} ({f['count']:.0f})"
+        for stage, f in fresh.items()))
     return 0
 
 

@@ -33,6 +33,10 @@ from memq.workers.wire import QUEUES
 
 KEY = METRICS
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+# Freshness is read for its p95 against targets of 1 s and 5 s: finer around those.
+FRESHNESS_BUCKETS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5,
+                     3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0)
+BUCKETS_OF = {"memq_freshness_seconds": FRESHNESS_BUCKETS}
 
 HELP = {
     "memq_stage_seconds": "Time spent in a pipeline stage, per run",
@@ -45,6 +49,9 @@ HELP = {
                                 "(they wait in the mailbox, coalesced into the next round)",
     "memq_replans_total": "Plans refused by the version fence and made again",
     "memq_turns_total": "Turns extracted",
+    "memq_freshness_seconds": "From enqueue (the client's clock) until a delivery's turns are "
+                              "searchable (stage=searchable: episodes written) or its memories "
+                              "are current (stage=current: the plan committed)",
 }
 
 log = structlog.get_logger("memq.metrics")
@@ -72,7 +79,7 @@ class Metrics:
             self._write([(_field(name, labels), by)])
 
     def observe(self, name: str, seconds: float, **labels: str) -> None:
-        le = next((b for b in BUCKETS if seconds <= b), None)
+        le = next((b for b in BUCKETS_OF.get(name, BUCKETS) if seconds <= b), None)
         self._write([(_field(name, labels, "count"), 1), (_field(name, labels, "sum"), seconds),
                      (_field(name, labels, f"le={le if le is not None else '+Inf'}"), 1)])
 
@@ -100,6 +107,14 @@ class Metrics:
         finally:
             _PENDING.reset(token)
             self._send(pending)
+
+    def flush(self) -> None:
+        """Inside :meth:`batched`: write what was recorded so far now (the rest at its end).
+        For events that must be readable before the work they measure is announced done."""
+        pending = _PENDING.get()
+        if pending:
+            self._send(dict(pending))
+            pending.clear()
 
     def _write(self, fields: list[tuple[str, float]]) -> None:
         pending = _PENDING.get()
@@ -134,6 +149,42 @@ def read(client: redis.Redis) -> dict[str, dict[tuple[tuple[str, str], ...], dic
         name, parts, suffix = field.split("|", 2)
         labels = tuple(tuple(p.split("=", 1)) for p in parts.split(",") if p)
         out[name][cast(tuple[tuple[str, str], ...], labels)][suffix] = float(value)
+    return out
+
+
+def quantile(name: str, values: Mapping[str, float], q: float) -> float | None:
+    """The ``q`` quantile of one stored histogram series (:func:`read`'s values), interpolated
+    linearly inside its bucket as Prometheus' ``histogram_quantile`` does; None when empty.
+    Past the last bucket: that bucket's bound (a floor, as Prometheus gives)."""
+    bounds = BUCKETS_OF.get(name, BUCKETS)
+    total = values.get("count", 0.0)
+    if total <= 0:
+        return None
+    rank, below, lower = q * total, 0.0, 0.0
+    for b in bounds:
+        inside = values.get(f"le={b}", 0.0)
+        if inside and below + inside >= rank:
+            return lower + (b - lower) * (rank - below) / inside
+        below, lower = below + inside, b
+    return float(bounds[-1])
+
+
+def minus(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
+    """One stored series less an earlier reading of it: what was recorded in between."""
+    return {k: v - before.get(k, 0.0) for k, v in after.items()}
+
+
+def freshness(stored: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """p50 / p95 / count of ``memq_freshness_seconds`` per stage, from :func:`read`'s output
+    (or a difference of two readings: :func:`minus`)."""
+    series = {dict(labels).get("stage", ""): values
+              for labels, values in stored.get("memq_freshness_seconds", {}).items()}
+    out: dict[str, dict[str, float | None]] = {}
+    for stage in ("searchable", "current"):
+        values = series.get(stage, {})
+        out[stage] = {"p50": quantile("memq_freshness_seconds", values, 0.5),
+                      "p95": quantile("memq_freshness_seconds", values, 0.95),
+                      "count": values.get("count", 0.0)}
     return out
 
 
@@ -180,7 +231,7 @@ class RedisCollector:
                 family: Any = HistogramMetricFamily(name, help_text, labels=label_names)
                 for labels, values in series.items():
                     running, buckets = 0.0, []
-                    for b in BUCKETS:
+                    for b in BUCKETS_OF.get(name, BUCKETS):
                         running += values.get(f"le={b}", 0.0)
                         buckets.append((str(b), running))
                     buckets.append(("+Inf", values.get("count", 0.0)))

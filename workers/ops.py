@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from memq.workers import wiring
-from memq.workers.metrics import gauges
+from memq.workers.metrics import freshness, gauges, read
 from memq.workers.settings import Settings
 
 if TYPE_CHECKING:
@@ -225,6 +225,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     now = gauges(coord.r)
     now["workers"] = _workers()
     now["replans"] = coord.stat("replans")
+    now["freshness"] = freshness(read(coord.r))
     return now
 
 

@@ -216,6 +216,7 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
         out = service.extract(wiring.ports_for(user), user, batch.session_id, turns,
                               thresholds=s.thresholds(), now=_now())
     _count_extract(len(turns), llm_before, wiring.llm_usage())
+    fresh_since([record.enqueued_at], "searchable")  # its episodes are in both stores now
     found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
                            refs=batch.refs(), candidates=out.candidates,
                            vectors=[service.pack(v) for v in out.vectors])
@@ -234,6 +235,16 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
         publish_apply(user, posted.token)
     elif posted.posted:
         wiring.metrics().inc("memq_mailbox_waits_total")
+
+
+def fresh_since(enqueued: list[float], stage: str) -> None:
+    """Freshness (workers.metrics): seconds since each delivery was enqueued, by this host's
+    clock against the client's (0 when the client's runs ahead), written at once (with what
+    the task recorded so far): readable before the deliveries are announced done."""
+    m, now = wiring.metrics(), time.time()
+    for at in enqueued:
+        m.observe("memq_freshness_seconds", max(0.0, now - at), stage=stage)
+    m.flush()
 
 
 def _count_extract(turns: int, before: dict[str, int], after: dict[str, int]) -> None:
@@ -370,5 +381,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
         log_.info("stored", stage="memq.upsert_chroma", version=done.committed,
                   writes=len(done.plan.writes), audit=len(done.plan.audit),
                   ms=took.get("memq.upsert"))
+    # committed (or nothing to change): their memories are current
+    fresh_since([r.enqueued_at for r, _ in found], "current")
     coord.finish(user_id, [r.delivery_id for r, _ in found],
                  refs=[ref for _, e in found for ref in e.refs])

@@ -181,6 +181,8 @@ def test_http_api_end_to_end(api: tuple[str, Path, httpx.Client], user_id: str) 
     assert 'memq_stage_seconds_bucket{le="+Inf",stage="memq.extract"}' in metrics
     assert 'memq_memories_written_total{operation="supersede"}' in metrics
     assert 'memq_queue_depth{queue="memq.extract"}' in metrics
+    for stage in ("searchable", "current"):  # freshness: its own, finer buckets
+        assert f'memq_freshness_seconds_bucket{{le="0.15",stage="{stage}"}}' in metrics
     assert http.get(f"{base}/readyz").json()["ready"] is True
     assert "/v1/turns" in http.get(f"{base}/openapi.json").json()["paths"]
     assert http.get(f"{base}/v1/deliveries/{uuid.uuid4().hex}").json()["state"] == "unknown"
