@@ -95,10 +95,20 @@ def oracle(plan: UserPlan) -> tuple[dict[str, list[tuple[str, datetime]]], dict[
     return runs, multi
 
 
+HOSTS: Any = None  # netns.Hosts with --netns: worker i runs in namespace i % n
+
+
 def start_worker(i: int, env: dict[str, str], logdir: Path) -> subprocess.Popen[bytes]:
     log = (logdir / f"stress-worker-{i}.log").open("ab")
+    prefix: list[str] = []
+    if HOSTS is not None:  # on a "host" of its own: the stores over its link
+        link = HOSTS.links[i % len(HOSTS.links)]
+        prefix = HOSTS.prefix(i % len(HOSTS.links))
+        env = {**env, "MEMQ_REDIS_URL": env["MEMQ_REDIS_URL"].replace("127.0.0.1", link.host_ip),
+               "MEMQ_NEO4J_URI": f"bolt://{link.host_ip}:{env.get('MEMQ_NEO4J_PORT', '7687')}",
+               "MEMQ_CHROMA_HOST": link.host_ip}
     return subprocess.Popen(
-        [sys.executable, "-m", "memq.workers.cli", "worker", "--concurrency", "1",
+        [*prefix, sys.executable, "-m", "memq.workers.cli", "worker", "--concurrency", "1",
          "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True)
 
@@ -117,7 +127,7 @@ class Faults:
                  env: dict[str, str], logdir: Path, rng: random.Random) -> None:
         self.args, self.workers, self.env, self.logdir, self.rng = args, workers, env, logdir, rng
         self.stop = threading.Event()
-        self.paused = self.killed = 0
+        self.paused = self.killed = self.cut = 0
         # at the workers' priority (each in a session of its own, as the workers): background
         # work that competes with them, not a foreground process they yield to
         burn = ("from memq.workers.ops import yield_cpu; from memq.workers.settings import load; "
@@ -129,6 +139,12 @@ class Faults:
 
     def loop(self) -> None:
         while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.args.fault_every):
+            if self.args.cut_links:  # a host's link down mid-run, then back
+                k = self.rng.randrange(len(HOSTS.links))
+                HOSTS.cut(k)
+                self.cut += 1
+                self.stop.wait(self.args.cut_s)
+                HOSTS.restore(k)
             i = self.rng.randrange(len(self.workers))
             if self.args.kill_workers:
                 signal_group(self.workers[i], signal.SIGKILL)
@@ -236,6 +252,13 @@ def parse_args() -> argparse.Namespace:
                     help="kill -9 a random worker (and start a new one) every --fault-every s")
     ap.add_argument("--cpu-burn", type=int, default=0, metavar="N",
                     help="N busy processes for the whole run: a loaded host")
+    ap.add_argument("--netns", type=int, default=0, metavar="N",
+                    help="workers on N hosts: network namespaces made here, each reaching "
+                         "the stores over a virtual link of its own (scripts/netns.py; root)")
+    ap.add_argument("--cut-links", action="store_true",
+                    help="with --netns: cut a random host's link for --cut-s, then restore "
+                         "it, every --fault-every s")
+    ap.add_argument("--cut-s", type=float, default=10.0)
     ap.add_argument("--fault-every", type=float, default=8.0)
     ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -249,19 +272,40 @@ def configure(args: argparse.Namespace) -> dict[str, str]:
     """The environment of this process and of the workers."""
     port = os.environ.get("MEMQ_REDIS_PORT", "6379")
     os.environ["MEMQ_REDIS_URL"] = args.redis_url or f"redis://127.0.0.1:{port}/14"
-    if args.pause_workers or args.kill_workers:
+    if args.pause_workers or args.kill_workers or args.cut_links:
         # Short bounds, so that a frozen or killed worker is overtaken within the run: the
         # frozen one wakes up long after its claim lapsed and its plan is stale.
-        os.environ.setdefault("MEMQ_LOCK_LEASE_S", str(max(2.0, args.pause_s / 3)))
-        os.environ.setdefault("MEMQ_STALL_S", str(max(4.0, args.pause_s / 2)))
+        frozen = max(args.pause_s if args.pause_workers else 0,
+                     args.cut_s if args.cut_links else 0, 1.0)
+        os.environ.setdefault("MEMQ_LOCK_LEASE_S", str(max(2.0, frozen / 3)))
+        os.environ.setdefault("MEMQ_STALL_S", str(max(4.0, frozen / 2)))
         os.environ.setdefault("MEMQ_REAPER_INTERVAL_S", "1")
     return {**os.environ, "C_FORCE_ROOT": "1"}
 
 
 def main() -> int:
+    global HOSTS  # noqa: PLW0603  (the run's hosts, for start_worker and Faults)
     args = parse_args()
+    if args.cut_links and not args.netns:
+        sys.exit("stress: --cut-links needs --netns N")
 
     env = configure(args)
+    if args.netns:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import netns
+
+        ports = [int(os.environ.get(k, d)) for k, d in (
+            ("MEMQ_REDIS_PORT", "6379"), ("MEMQ_NEO4J_PORT", "7687"),
+            ("MEMQ_CHROMA_PORT", "8000"))]
+        HOSTS = netns.Hosts(args.netns, ports)
+    try:
+        return run(args, env)
+    finally:
+        if HOSTS is not None:
+            HOSTS.close()
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     from memq.workers import wiring
     from memq.workers.client import enqueue, parse_lines
 
@@ -313,7 +357,10 @@ def main() -> int:
         "users": args.users, "turns": args.users * args.turns, "batches": len(batches),
         "deliveries": len(deliveries), "workers": args.workers,
         "cpu burners": args.cpu_burn, "workers paused": faults.paused,
-        "workers killed": faults.killed,
+        "workers killed": faults.killed, "hosts": args.netns or 1,
+        "store addresses": ",".join(link.host_ip for link in HOSTS.links) if HOSTS
+        else "127.0.0.1",
+        "links cut": faults.cut,
         "memories expected": score["expected"], "memories found": score["found"],
         "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
         "wrong validity intervals": score["wrong_intervals"],

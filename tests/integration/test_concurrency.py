@@ -64,6 +64,32 @@ def test_stress_eight_workers_on_a_loaded_host(services: None) -> None:
     assert figures["cpu burners"] == "4"
 
 
+def _can_make_namespaces() -> bool:
+    res = subprocess.run(["ip", "netns", "add", "memq-probe"], check=False,
+                         capture_output=True)
+    subprocess.run(["ip", "netns", "del", "memq-probe"], check=False, capture_output=True)
+    return res.returncode == 0
+
+
+def test_stress_workers_on_three_hosts_one_link_cut(services: None) -> None:
+    """Workers in network namespaces made by the run, each reaching the stores over a veth
+    link of its own (scripts/netns.py); a random host's link is cut mid-run, then restored."""
+    if not _can_make_namespaces():
+        message = "cannot make network namespaces here (needs root and iproute2)"
+        if os.environ.get("MEMQ_REQUIRE_SERVICES"):
+            pytest.fail(message)
+        pytest.skip(message)
+    figures = _stress("--users", "10", "--turns", "40", "--workers", "3", "--netns", "3",
+                      "--cut-links", "--cut-s", "8", "--fault-every", "5", "--redeliver",
+                      "--shuffle", "--seed", "5")
+    assert figures["hosts"] == "3" and int(figures["links cut"]) >= 1
+    addresses = figures["store addresses"].split(",")
+    assert len(set(addresses)) == 3 and "127.0.0.1" not in addresses
+    here = subprocess.run(["ip", "-o", "-4", "addr"], check=True, capture_output=True,
+                          text=True).stdout
+    assert not [a for a in addresses if f"inet {a}/" in here]  # the run took its links away
+
+
 def _line(user: str, turn: str, text: str, day: int) -> str:
     return json.dumps({"user_id": user, "session_id": f"s{day}", "turn_id": turn,
                        "role": "user", "content": text,
