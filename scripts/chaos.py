@@ -211,7 +211,7 @@ def tally(name: str, plans: list[stress.UserPlan], coord: Any, extra: dict[str, 
     """What came out against what went in, and the oracle's verdict."""
     from memq.workers import wiring
 
-    score = stress.compare(plans, wiring.chroma(), wiring.graph())
+    score = stress.compare(plans, wiring.stores_for)
     dead = coord.dead_letters()
     quarantined = sum(1 for d in dead if str(d.get("stage", "")).startswith("broker:")
                       or d.get("delivery_id") in ("p1", "p2", "p3", "p4"))

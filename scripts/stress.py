@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -106,7 +107,9 @@ def start_worker(i: int, env: dict[str, str], logdir: Path) -> subprocess.Popen[
         prefix = HOSTS.prefix(i % len(HOSTS.links))
         env = {**env, "MEMQ_REDIS_URL": env["MEMQ_REDIS_URL"].replace("127.0.0.1", link.host_ip),
                "MEMQ_NEO4J_URI": f"bolt://{link.host_ip}:{env.get('MEMQ_NEO4J_PORT', '7687')}",
-               "MEMQ_CHROMA_HOST": link.host_ip}
+               "MEMQ_CHROMA_HOST": link.host_ip,
+               **{k: env[k].replace("127.0.0.1", link.host_ip)
+                  for k in ("MEMQ_NEO4J_SHARDS", "MEMQ_CHROMA_SHARDS") if env.get(k)}}
     return subprocess.Popen(
         [*prefix, sys.executable, "-m", "memq.workers.cli", "worker", "--concurrency", "1",
          "-n", f"stress{i}@%h"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -167,6 +170,104 @@ class Faults:
             b.wait()
 
 
+class Shards:
+    """The store shards past the first (``--neo4j-shards``, ``--chroma-shards``): instances of
+    this run's own, started by scripts/services on free ports under MEMQ_HOME/shards/, named to
+    the workers by MEMQ_NEO4J_SHARDS / MEMQ_CHROMA_SHARDS; one of them restarted mid-run
+    (``--restart-shard``), with the deliveries finished while it was down counted per shard."""
+
+    def __init__(self, args: argparse.Namespace, home: Path) -> None:
+        self.args, self.extra = args, []  # (kind, index, env of its scripts/services)
+        self.down_at = self.up_at = None
+        self.finished: list[tuple[float, str]] = []  # (monotonic, delivery id)
+        self.stop, self.flowing = threading.Event(), threading.Event()
+        for kind, n in (("neo4j", args.neo4j_shards), ("chroma", args.chroma_shards)):
+            for i in range(1, n):
+                with contextlib.closing(socket.socket()) as s:
+                    s.bind(("127.0.0.1", 0))
+                    port = s.getsockname()[1]
+                env = {**os.environ, "MEMQ_HOME": str(home / "shards" / f"{kind}-{i}"),
+                       f"MEMQ_{kind.upper()}_PORT": str(port)}
+                self.extra.append((kind, i, port, env))
+                self.services("up", kind, env)
+        os.environ["MEMQ_NEO4J_SHARDS"] = ",".join(
+            f"bolt://127.0.0.1:{p}" for k, _, p, _ in self.extra if k == "neo4j")
+        os.environ["MEMQ_CHROMA_SHARDS"] = ",".join(
+            f"127.0.0.1:{p}" for k, _, p, _ in self.extra if k == "chroma")
+
+    @staticmethod
+    def services(verb: str, kind: str, env: dict[str, str]) -> None:
+        subprocess.run([str(REPO / "scripts" / "services"), verb, kind], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def ports(self) -> list[int]:
+        return [p for _, _, p, _ in self.extra]
+
+    def start(self, coord: Any) -> None:
+        """Listen for finished deliveries; restart the chosen shard after --restart-after s."""
+        from memq.workers.coord import FINISHED
+
+        pubsub = coord.r.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(FINISHED)
+
+        def listen() -> None:
+            while not self.stop.is_set():
+                m = pubsub.get_message(timeout=0.5)  # blocks up to 0.5 s: not a poll
+                if m:
+                    self.finished.append((time.monotonic(), str(m["data"])))
+                    self.flowing.set()
+            pubsub.close()
+
+        threading.Thread(target=listen, daemon=True).start()
+        if self.args.restart_shard:
+            kind, index = self.args.restart_shard.split(":")
+            env = next(e for k, i, _, e in self.extra if k == kind and i == int(index))
+
+            def restart() -> None:  # once work flows (the workers are up), then after a while
+                while not self.flowing.wait(0.5):
+                    if self.stop.is_set():
+                        return
+                if self.stop.wait(self.args.restart_after):
+                    return
+                self.services("down", kind, env)
+                self.down_at = time.monotonic()
+                self.stop.wait(self.args.down_s)
+                self.up_at = time.monotonic()
+                self.services("up", kind, env)
+
+            self.thread = threading.Thread(target=restart, daemon=True)
+            self.thread.start()
+
+    def figures(self, users: list[str], published: dict[str, str],
+                shard_of: Any) -> dict[str, object]:
+        """Users per shard; deliveries finished while the shard was down (from a second after
+        it went down: one in flight may have finished meanwhile), its users' and the others'."""
+        out: dict[str, object] = {"users on each shard": " / ".join(
+            f"{kind} " + ",".join(str(sum(1 for u in users if getattr(shard_of(u), kind) == i))
+                                  for i in range(n))
+            for kind, n in (("neo4j", self.args.neo4j_shards),
+                            ("chroma", self.args.chroma_shards)))}
+        out["shard restarted"] = self.args.restart_shard or "none"
+        mine = others = 0
+        if self.down_at is not None and self.up_at is not None:
+            out["shard down seconds"] = round(self.up_at - self.down_at, 1)
+            kind, index = self.args.restart_shard.split(":")
+            for at, delivery in self.finished:
+                if self.down_at + 1.0 <= at <= self.up_at and delivery in published:
+                    on = getattr(shard_of(published[delivery]), kind) == int(index)
+                    mine, others = mine + on, others + (not on)
+        out["done while down, its users"] = mine
+        out["done while down, other users"] = others
+        return out
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.args.restart_shard and hasattr(self, "thread"):
+            self.thread.join(timeout=self.args.down_s + 120)
+        for kind, _, _, env in self.extra:
+            self.services("down", kind, env)
+
+
 class Sizes:
     """Samples the messages waiting on the broker's queues: their size on the wire."""
 
@@ -188,13 +289,14 @@ class Sizes:
         self.thread.join(timeout=5)
 
 
-def compare(plans: list[UserPlan], chroma: Any, graph: Any) -> Counter[str]:
+def compare(plans: list[UserPlan], stores_for: Any) -> Counter[str]:
     """Every user's final state (the graph's) against the oracle, and the index against the
-    graph; a Counter of the figures."""
+    graph (``stores_for(user)``: its graph and Chroma, workers.wiring); a Counter."""
     from memq.pipeline.ids import content_hash
 
     n: Counter[str] = Counter()
     for plan in plans:
+        graph, chroma = stores_for(plan.user_id)
         runs, multi = oracle(plan)
         n["expected"] += sum(len(r) for r in runs.values()) + sum(len(s) for s in multi.values())
         memories = graph.read_memories(plan.user_id, include_inactive=True)  # the record
@@ -259,6 +361,14 @@ def parse_args() -> argparse.Namespace:
                     help="with --netns: cut a random host's link for --cut-s, then restore "
                          "it, every --fault-every s")
     ap.add_argument("--cut-s", type=float, default=10.0)
+    ap.add_argument("--neo4j-shards", type=int, default=1, metavar="N",
+                    help="N Neo4j instances (the configured one and N-1 started here)")
+    ap.add_argument("--chroma-shards", type=int, default=1, metavar="N")
+    ap.add_argument("--restart-shard", metavar="KIND:I",
+                    help="restart that shard (neo4j:1, chroma:2…; one started here) mid-run")
+    ap.add_argument("--restart-after", type=float, default=4.0,
+                    help="seconds after the first delivery is done")
+    ap.add_argument("--down-s", type=float, default=8.0, help="how long it stays down")
     ap.add_argument("--fault-every", type=float, default=8.0)
     ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -290,6 +400,11 @@ def main() -> int:
         sys.exit("stress: --cut-links needs --netns N")
 
     env = configure(args)
+    shards = None
+    if args.neo4j_shards > 1 or args.chroma_shards > 1:
+        shards = Shards(args, Path(os.environ.get("MEMQ_HOME", REPO / ".memq")))
+        env = {**env, "MEMQ_NEO4J_SHARDS": os.environ["MEMQ_NEO4J_SHARDS"],
+               "MEMQ_CHROMA_SHARDS": os.environ["MEMQ_CHROMA_SHARDS"]}
     if args.netns:
         sys.path.insert(0, str(Path(__file__).parent))
         import netns
@@ -297,15 +412,18 @@ def main() -> int:
         ports = [int(os.environ.get(k, d)) for k, d in (
             ("MEMQ_REDIS_PORT", "6379"), ("MEMQ_NEO4J_PORT", "7687"),
             ("MEMQ_CHROMA_PORT", "8000"))]
-        HOSTS = netns.Hosts(args.netns, ports)
+        HOSTS = netns.Hosts(args.netns, ports + (shards.ports() if shards else []))
     try:
-        return run(args, env)
+        return run(args, env, shards)
     finally:
         if HOSTS is not None:
             HOSTS.close()
+        if shards is not None:
+            shards.close()
 
 
-def run(args: argparse.Namespace, env: dict[str, str]) -> int:
+def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one run, in order)
+        shards: Shards | None) -> int:
     from memq.workers import wiring
     from memq.workers.client import enqueue, parse_lines
 
@@ -328,12 +446,15 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     load_before = os.getloadavg()
     sizes = Sizes(coord.r)
     faults = Faults(args, workers, env, logdir, rng)
+    if shards is not None:
+        shards.start(coord)
     started = time.monotonic()
+    published: dict[str, str] = {}  # delivery id -> user
     try:
         enqueue_times = []
         for batch in deliveries:
             t0 = time.perf_counter()
-            enqueue([batch])
+            published.update((p.delivery_id, p.user_id) for p in enqueue([batch]))
             enqueue_times.append(time.perf_counter() - t0)
         done = coord.wait(args.timeout)
         seconds = time.monotonic() - started
@@ -350,7 +471,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
                 signal_group(w, signal.SIGKILL)
     commands = int(coord.r.info("stats")["total_commands_processed"]) - commands_before
 
-    score = compare(plans, wiring.chroma(), wiring.graph())
+    if shards is not None:
+        shards.stop.set()
+    score = compare(plans, wiring.stores_for)
     dead = len(coord.dead_letters()) - dead_before
     enqueue_times.sort()
     figures = {
@@ -361,6 +484,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         "store addresses": ",".join(link.host_ip for link in HOSTS.links) if HOSTS
         else "127.0.0.1",
         "links cut": faults.cut,
+        "store shards": f"neo4j {args.neo4j_shards}, chroma {args.chroma_shards}",
         "memories expected": score["expected"], "memories found": score["found"],
         "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
         "wrong validity intervals": score["wrong_intervals"],
@@ -380,6 +504,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         "load average": " ".join(f"{x:.2f}" for x in load),
         "load average at start": " ".join(f"{x:.2f}" for x in load_before),
     }
+    if shards is not None:
+        figures.update(shards.figures([p.user_id for p in plans], published,
+                                      wiring.shard_map().of))
     for key, value in figures.items():
         print(f"{key:>26}: {value}")
     bad = not done or dead or score["expected"] != score["found"] or any(

@@ -172,7 +172,7 @@ class Client:
         if offset < 0 or (limit is not None and limit < 1):
             raise ValueError(f"limit {limit}, offset {offset}: limit 1 or more, offset 0 or more")
         # the graph: the state of record (Chroma, its index, may trail it after a crash)
-        found = wiring.graph().read_memories(user_id, include_inactive=include_inactive,
+        found = wiring.graph_for(user_id).read_memories(user_id, include_inactive=include_inactive,
                                              as_of=as_of)
         return found[offset:] if limit is None else found[offset:offset + limit]
 
@@ -180,33 +180,33 @@ class Client:
         """One memory of the user, as the state of record holds it (any status)."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        found = wiring.graph().get(user_id, [memory_id])
+        found = wiring.graph_for(user_id).get(user_id, [memory_id])
         return found[0] if found else None
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph().facts(user_id)
+        return wiring.graph_for(user_id).facts(user_id)
 
     def audit(self, user_id: str, memory_id: str | None = None, *,
               batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         """The audit trail: the user's, one memory's, or what some batches did."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph().audit(user_id, memory_id, batch_ids=batch_ids)
+        return wiring.graph_for(user_id).audit(user_id, memory_id, batch_ids=batch_ids)
 
     def owner(self, memory_id: str) -> str | None:
         """Whose memory this id is (None: no such memory)."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph().owner(memory_id)
+        return next((u for g in wiring.graphs() if (u := g.owner(memory_id))), None)
 
     def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The metadata the producer gave these turns (``<session>/<turn>``), where any."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph().turn_metadata(user_id, refs)
+        return wiring.graph_for(user_id).turn_metadata(user_id, refs)
 
     def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20,
                 now: datetime | None = None) -> str:
@@ -219,7 +219,8 @@ class Client:
         if max_tokens < 1:
             raise ValueError(f"max_tokens is {max_tokens}: 1 or more")
         hits = self.search(user_id, query, k, now=now or datetime.now(UTC))
-        before = wiring.graph().turns_before(user_id, [h.id for h in hits if h.type == "episode"])
+        before = wiring.graph_for(user_id).turns_before(
+            user_id, [h.id for h in hits if h.type == "episode"])
         return render_context(hits, max_tokens, before=before)
 
     def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:

@@ -32,8 +32,8 @@ class Checked:
 
 
 def _scan(user: str) -> tuple[int, list[Drift]]:
-    graph = wiring.graph()
-    index = wiring.chroma().index(user)
+    graph = wiring.graph_for(user)
+    index = wiring.chroma_for(user).index(user)
     graph_side = graph.memories(user)
     snapshots = latest_snapshots(graph.audit(user))
     count = len(index.keys() | {g.id for g in graph_side})

@@ -139,7 +139,8 @@ def cmd_memories(args: argparse.Namespace) -> int:
     else:
         from memq.workers import wiring  # noqa: PLC0415
 
-        found = wiring.graph().read_memories(args.user, include_inactive=args.all, as_of=as_of)
+        found = wiring.graph_for(args.user).read_memories(args.user, include_inactive=args.all,
+                                                          as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
     else:
@@ -151,7 +152,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
 
-    entries = wiring.graph().audit(args.user, args.memory)
+    entries = wiring.graph_for(args.user).audit(args.user, args.memory)
     if args.json:
         _print_json([e.model_dump(mode="json") for e in entries])
         return 0
@@ -164,7 +165,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_facts(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
 
-    rows = wiring.graph().facts(args.user)
+    rows = wiring.graph_for(args.user).facts(args.user)
     if args.json:
         _print_json(rows)
         return 0
@@ -347,6 +348,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     print("freshness   " + "   ".join(
         f"{stage} p50 {sec(f['p50'])} p95 {sec(f['p95'])} ({f['count']:.0f})"
         for stage, f in fresh.items()))
+    for kind, shards in now["shards"].items():
+        if len(shards) > 1:  # sharded: each instance, up or not, and its users
+            for sh in shards:
+                print(f"{kind}[{sh['shard']}]   {'up  ' if sh['ok'] else 'DOWN'} "
+                      f"{sh['detail']}  users placed {sh['users_placed']}")
     return 0
 
 
@@ -394,10 +400,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from memq.workers.lifecycle import all_users, timed  # noqa: PLC0415
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.lifecycle import timed  # noqa: PLC0415
 
     now = _now(args)
-    users = [args.user] if args.user else all_users()
+    users = [args.user] if args.user else wiring.all_users()
     total = 0.0
     rows = []
     for user in users:
@@ -425,7 +432,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if args.purge and not args.memory:
             from memq.workers import wiring  # noqa: PLC0415
 
-            wiring.graph().delete_user(args.user)  # the tombstones too: demo and test data
+            # the tombstones too: demo and test data
+            wiring.graph_for(args.user).delete_user(args.user)
     except TransientError as exc:
         print(f"memq: {exc}", file=sys.stderr)
         return 1
@@ -479,10 +487,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.check import check_lines, check_user  # noqa: PLC0415
 
-    if args.user:
-        users = [args.user]
-    else:
-        users = sorted(set(wiring.graph().users()) | wiring.chroma().users())
+    users = [args.user] if args.user else wiring.all_users()
     checked = [check_user(u, repair=args.repair) for u in users]
     memories = sum(c.memories for c in checked)
     found = sum(len(c.found) for c in checked)

@@ -237,7 +237,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         if user:
             viewer.user(user)  # a valid id, or 400
             return RedirectResponse(f"/ui/users/{user}", status_code=303)
-        mine = [u for u in (viewer.sees(i) for i in wiring.graph().users()) if u]
+        mine = [u for u in (viewer.sees(i) for i in wiring.all_users()) if u]
         return _page(request, "home.html", viewer, users=mine[:USERS_SHOWN],
                      more=max(0, len(mine) - USERS_SHOWN))
 
@@ -248,7 +248,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         from memq.workers.settings import policy  # noqa: PLC0415
 
         now = datetime.now(UTC)
-        found = wiring.graph().read_memories(internal, include_inactive=True)
+        found = wiring.graph_for(internal).read_memories(internal, include_inactive=True)
         shown = status or ["current"]
         groups = view.memory_groups(found, now, policy(wiring.settings()), statuses=shown)
         counts: dict[str, int] = {}
@@ -265,7 +265,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
               memory: str | None = None) -> HTMLResponse:
         viewer, internal = _open(request, user_id)
         ref = ref or []
-        found = wiring.graph().episodes(internal, ref)
+        found = wiring.graph_for(internal).episodes(internal, ref)
         missing = sorted(set(ref) - {h.source_turn_ids[0] for h in found})
         return _user_page(request, "turns.html", viewer, user_id, turns=found,
                           missing=missing, memory=memory)
@@ -276,7 +276,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         viewer, internal = _open(request, user_id)
         at = _parse_day(as_of, "as_of")
         now = datetime.now(UTC)
-        graph = wiring.graph()
+        graph = wiring.graph_for(internal)
         found = graph.read_memories(internal, include_inactive=True)
         every = view.timelines(found, graph.audit(internal))
         chosen = [t for t in every if t.key == slot] if slot else every
@@ -314,7 +314,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         viewer, internal = _open(request, user_id)
         if operation and operation not in OPERATIONS:
             raise HTTPException(400, f"operation: one of {', '.join(OPERATIONS)}")
-        entries = view.filter_audit(wiring.graph().audit(internal), memory_id=memory,
+        entries = view.filter_audit(wiring.graph_for(internal).audit(internal), memory_id=memory,
                                     operation=operation)
         return _user_page(request, "audit.html", viewer, user_id, entries=entries,
                           memory=memory or "", operation=operation or "",
@@ -324,7 +324,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     def confirm_forget(request: Request, user_id: str, memory: str | None = None
                        ) -> HTMLResponse:
         viewer, internal = _open(request, user_id, "forget")
-        target = wiring.graph().get(internal, [memory]) if memory else []
+        target = wiring.graph_for(internal).get(internal, [memory]) if memory else []
         if memory and not target:
             raise HTTPException(404, f"no memory {memory} of user {user_id}")
         return _user_page(request, "forget.html", viewer, user_id,

@@ -204,11 +204,12 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
     log.info("forgetting user", user_id=user_id)
     with _held(coord, user_id, lock_wait_s):
-        chroma = wiring.chroma().delete_user(user_id)
+        chroma = wiring.chroma_for(user_id).delete_user(user_id)
         redis_keys = coord.forget_traces(user_id)
         dead = drop_dead_letters(coord, user_id)
         queued = purge_queued(coord, user_id)
-        graph = wiring.graph().forget_user(  # the FORGET entry only if anything was there
+        # the FORGET entry only if anything was there
+        graph = wiring.graph_for(user_id).forget_user(
             user_id, tombstone(user_id, ALL_MEMORIES, at),
             changed_elsewhere=bool(chroma or redis_keys or dead or queued))
     report = ForgetReport(user_id=user_id, chroma=chroma, graph=graph, redis_keys=redis_keys,
@@ -229,15 +230,15 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
     log.info("forgetting memory", user_id=user_id, memory_id=memory_id,
              with_sources=with_sources)
     with _held(coord, user_id, lock_wait_s):
-        graph_store = wiring.graph()
+        graph_store = wiring.graph_for(user_id)
         refs = sorted({ref for m in graph_store.get(user_id, [memory_id])
                        for ref in m.source_turn_ids}) if with_sources else []
-        chroma = wiring.chroma().delete_memory(user_id, memory_id)
+        chroma = wiring.chroma_for(user_id).delete_memory(user_id, memory_id)
         graph = graph_store.forget_memory(user_id, memory_id, tombstone(user_id, memory_id, at),
                                           changed_elsewhere=chroma > 0)
         episodes = 0
         if refs:
-            wiring.chroma().delete_episodes(user_id, refs)
+            wiring.chroma_for(user_id).delete_episodes(user_id, refs)
             episodes = graph_store.delete_episodes(user_id, refs)
     report = ForgetReport(user_id=user_id, memory_id=memory_id, chroma=chroma, graph=graph,
                           episodes=episodes)

@@ -125,7 +125,7 @@ class MemqStore(BaseStore):
         from memq.workers import wiring  # noqa: PLC0415
 
         user = _user(op.namespace)
-        turn = wiring.graph().latest_turn(user, _key_prefix(op.key))
+        turn = wiring.graph_for(user).latest_turn(user, _key_prefix(op.key))
         if turn is None:
             return None
         value = turn["metadata"].get("langgraph_value") or {"content": turn["text"]}
@@ -135,14 +135,14 @@ class MemqStore(BaseStore):
     def _delete(self, user: str, key: str) -> None:
         from memq.workers import wiring  # noqa: PLC0415
 
-        graph = wiring.graph()
+        graph = wiring.graph_for(user)
         refs = set(graph.turn_refs(user, _key_prefix(key)))
         if not refs:
             return
         for m in graph.read_memories(user, include_inactive=True):
             if refs & set(m.source_turn_ids):
                 self._client.forget(user, m.id)
-        wiring.chroma().delete_episodes(user, sorted(refs))
+        wiring.chroma_for(user).delete_episodes(user, sorted(refs))
         graph.delete_episodes(user, sorted(refs))
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -154,7 +154,7 @@ class MemqStore(BaseStore):
         if op.query:
             hits = self._client.search(user, op.query, min(100, max(wanted * 2, 10)))
             refs = [r for h in hits for r in h.source_turn_ids]
-            meta = wiring.graph().turn_metadata(user, refs)
+            meta = wiring.graph_for(user).turn_metadata(user, refs)
             for h in hits:
                 put = next((meta[r] for r in h.source_turn_ids if r in meta
                             and "langgraph_key" in meta[r]), None)
@@ -183,7 +183,7 @@ class MemqStore(BaseStore):
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         from memq.workers import wiring  # noqa: PLC0415
 
-        found = sorted(tuple(u.split(":")) for u in wiring.graph().users())
+        found = sorted(tuple(u.split(":")) for u in wiring.all_users())
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
             size = len(path)

@@ -8,6 +8,7 @@ idempotent (see pipeline.jobs), so a killed run is simply run again (acks_late r
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import time
@@ -48,14 +49,10 @@ JOBS = ("decay", "expire", "consolidate", "capacity", "reembed", "relocate")
 REEXTRACT_AFTER = timedelta(minutes=10)  # an unprocessed episode older than this: failed
 
 
-def all_users() -> list[str]:
-    return sorted(wiring.chroma().users() | set(wiring.graph().users()))
-
-
 def reextract_failed(user_id: str, now: datetime) -> int:
     """Episodes whose extraction never completed (LLM down, dead-lettered) go round again."""
     coord = wiring.coord()
-    rows = wiring.chroma().episodes(user_id)
+    rows = wiring.chroma_for(user_id).episodes(user_id)
     stale = [(sid, turn) for sid, turn, created in rows if created < now - REEXTRACT_AFTER]
     pending = coord.unprocessed(user_id, [turn_ref(sid, t.turn_id) for sid, t in stale])
     sessions: dict[str, list[Turn]] = {}
@@ -75,9 +72,10 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     """One job for one user; the caller holds the user's claim."""
     p = policy(wiring.settings())
     if job == "reembed":  # into the configured model
-        return jobs.reembed(wiring.ports(), user_id, now, migrate=wiring.chroma().migrate)
+        target = dataclasses.replace(wiring.ports_for(user_id), embedder=wiring.embedder())
+        return jobs.reembed(target, user_id, now, migrate=wiring.chroma_for(user_id).migrate)
     if job == "relocate":  # Chroma's placement of the user's records, by their size
-        moved = wiring.chroma().relocate(user_id)
+        moved = wiring.chroma_for(user_id).relocate(user_id)
         return jobs.JobResult("relocate", user_id, moved, moved)
     ports = wiring.ports_for(user_id)
     if job == "decay":
@@ -87,7 +85,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     if job == "capacity":
         return jobs.capacity(ports, user_id, now, p)
     if job == "consolidate":
-        chroma = wiring.chroma()
+        chroma = wiring.chroma_for(user_id)
         fence = jobs.Fence.begin(ports, user_id)
         model = ports.embedder.model_id
         # the candidates are the graph's (the state of record); Chroma gives their vectors
@@ -119,7 +117,7 @@ def run_held(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobRe
 @app.task(bind=True, base=Job, name="memq.lifecycle.fanout")
 def fanout(self: Job, job: str, now_iso: str | None = None) -> int:
     now_iso = now_iso or datetime.now(UTC).isoformat()
-    users = all_users()
+    users = wiring.all_users()
     size = wiring.settings().fanout_chunk
     for start in range(0, len(users), size):
         chunk.delay(job, users[start : start + size], now_iso)
@@ -167,8 +165,9 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     reset)."""
     from memq.pipeline.search import search as ranked  # noqa: PLC0415
 
-    hits = ranked(wiring.graph(), wiring.chroma(), wiring.ports_for(user_id).embedder,
-                  user_id, query, k, now, policy(wiring.settings()), submit=_reads().submit)
+    graph, chroma = wiring.stores_for(user_id)
+    hits = ranked(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
+                  policy(wiring.settings()), submit=_reads().submit)
     recalled = [h.id for h in hits if h.type == "memory" and h.status == "current"]
     if record and recalled:
         _record_recall(user_id, recalled, now)
@@ -181,19 +180,21 @@ def search_explained(user_id: str, query: str, k: int, now: datetime
     the console's "why this answer"."""
     from memq.pipeline.search import search_explained as explained  # noqa: PLC0415
 
-    return explained(wiring.graph(), wiring.chroma(), wiring.ports_for(user_id).embedder,
-                     user_id, query, k, now, policy(wiring.settings()), submit=_reads().submit)
+    graph, chroma = wiring.stores_for(user_id)
+    return explained(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
+                     policy(wiring.settings()), submit=_reads().submit)
 
 
 def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:
     """Importance and last access only (partial updates, no claim): a recall racing a merge
     may lose its boost to the merge's write of the same memory, never the merge's change."""
     p = policy(wiring.settings())
-    fresh = {m.id: m for m in wiring.graph().get(user_id, memory_ids)}
+    graph = wiring.graph_for(user_id)
+    fresh = {m.id: m for m in graph.get(user_id, memory_ids)}
     pairs = [(m, lifecycle.recalled(m, now, p)) for m in fresh.values() if m.is_current]
     boosted = [after for _, after in pairs]
-    wiring.graph().record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)
-                                                    for before, after in pairs])
+    graph.record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)
+                                           for before, after in pairs])
 
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:

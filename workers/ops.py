@@ -5,6 +5,7 @@ CLI, the HTTP API and the console print it."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -79,25 +80,35 @@ def _redis(s: Settings) -> str:
     return f"{mask_url(s.redis_url)} (appendonly {aof})"
 
 
-def _neo4j(s: Settings) -> str:
+def _neo4j(s: Settings, uri: str) -> str:
     import neo4j  # noqa: PLC0415
 
     auth = None
     if s.neo4j_user and s.neo4j_password:
         auth = (s.neo4j_user, s.neo4j_password.get_secret_value())
-    with neo4j.GraphDatabase.driver(s.neo4j_uri, auth=auth,
+    with neo4j.GraphDatabase.driver(uri, auth=auth,
                                     connection_timeout=PING_TIMEOUT_S) as driver:
         driver.verify_connectivity()
         info = driver.get_server_info()
-    return f"{s.neo4j_uri} ({info.agent})"
+    return f"{uri} ({info.agent})"
 
 
-def _chroma(s: Settings) -> str:
+def _chroma(host: str, port: int) -> str:
     import httpx  # noqa: PLC0415  (chromadb's own HTTP client)
 
-    url = f"http://{s.chroma_host}:{s.chroma_port}/api/v2/heartbeat"
-    httpx.get(url, timeout=PING_TIMEOUT_S).raise_for_status()
-    return f"{s.chroma_host}:{s.chroma_port}"
+    httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=PING_TIMEOUT_S
+              ).raise_for_status()
+    return f"{host}:{port}"
+
+
+def _store_checks(s: Settings) -> list[Check]:
+    """Every store shard (workers.shards): ``neo4j``, ``neo4j[1]``…, ``chroma``, ``chroma[1]``…"""
+    checks = [_timed("neo4j" if i == 0 else f"neo4j[{i}]", functools.partial(_neo4j, s, uri))
+              for i, uri in enumerate(s.graph_uris())]
+    checks += [_timed("chroma" if i == 0 else f"chroma[{i}]",
+                      functools.partial(_chroma, host, port))
+               for i, (host, port) in enumerate(s.chroma_addresses())]
+    return checks
 
 
 def _llm(s: Settings) -> str:
@@ -125,8 +136,7 @@ def _embedder(_: Settings) -> str:
 def doctor(s: Settings | None = None, *, services_only: bool = False) -> list[Check]:
     """Each dependency, one check each; ``services_only``: the three stores (readiness)."""
     s = s or wiring.settings()
-    checks = [_timed("redis", lambda: _redis(s)), _timed("neo4j", lambda: _neo4j(s)),
-              _timed("chroma", lambda: _chroma(s))]
+    checks = [_timed("redis", lambda: _redis(s)), *_store_checks(s)]
     if services_only:
         return checks
     checks.append(_timed("llm", lambda: _llm(s)))
@@ -226,6 +236,12 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     now["workers"] = _workers()
     now["replans"] = coord.stat("replans")
     now["freshness"] = freshness(read(coord.r))
+    # per store shard (workers.shards): reachable, and how many users were placed on it
+    placed, checks = wiring.shard_map().counts(), _store_checks(s)
+    n = len(s.graph_uris())
+    now["shards"] = {kind: [{"shard": i, "ok": c.ok, "detail": c.detail, "ms": round(c.ms, 1),
+                             "users_placed": placed[kind][i]} for i, c in enumerate(part)]
+                     for kind, part in (("neo4j", checks[:n]), ("chroma", checks[n:]))}
     return now
 
 

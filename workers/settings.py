@@ -49,6 +49,13 @@ class Settings(BaseSettings):
     default database"""
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
+    neo4j_shards: str = Field(default="", json_schema_extra={"shown": "unset"})
+    """store shards: more Neo4j instances after the first (bolt URIs, comma-separated; the
+    same user, password and database). A user's graph lives in one of them, by a map kept in
+    Redis (workers/shards.py): a user without an entry is on the first, a new user is placed
+    by its id's hash. Append only: a shard removed or reordered strands its users"""
+    chroma_shards: str = Field(default="", json_schema_extra={"shown": "unset"})
+    """more Chroma servers after the first (`host:port`, comma-separated), mapped the same way"""
     hook_retry_s: float = Field(default=2.0, gt=0)
     """a webhook delivery that failed is tried again after this, then twice as long each
     time (at most 10 min apart, 12 tries; workers/events.py)"""
@@ -226,7 +233,25 @@ class Settings(BaseSettings):
                              f"not {self.redis_url.split(':', 1)[0]!r}")
         if not self.neo4j_uri:
             self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_port}"
+        for uri in self.graph_uris():
+            if not uri.startswith(("bolt://", "neo4j://", "bolt+s://", "neo4j+s://")):
+                raise ValueError(f"MEMQ_NEO4J_SHARDS: {uri!r} is not a bolt:// or neo4j:// URI")
+        self.chroma_addresses()  # raises on a malformed entry
         return self
+
+    def graph_uris(self) -> list[str]:
+        """The Neo4j shards, in map order: the first is ``neo4j_uri``."""
+        return [self.neo4j_uri, *(u.strip() for u in self.neo4j_shards.split(",") if u.strip())]
+
+    def chroma_addresses(self) -> list[tuple[str, int]]:
+        """The Chroma shards, in map order: the first is ``chroma_host:chroma_port``."""
+        out = [(self.chroma_host, self.chroma_port)]
+        for entry in (e.strip() for e in self.chroma_shards.split(",") if e.strip()):
+            host, _, port = entry.rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError(f"MEMQ_CHROMA_SHARDS: {entry!r} is not host:port")
+            out.append((host, int(port)))
+        return out
 
     @property
     def cache_path(self) -> Path:

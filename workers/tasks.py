@@ -213,8 +213,8 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
     batch = batch.model_copy(update={"turns": turns})
     llm_before = wiring.llm_usage()
     with coord.heartbeat(delivery_id, s.stall_s):
-        out = service.extract(wiring.ports_for(user), user, batch.session_id, turns,
-                              thresholds=s.thresholds(), now=_now())
+        out = service.extract(wiring.ports_for(user, first_write=True), user,
+                              batch.session_id, turns, thresholds=s.thresholds(), now=_now())
     _count_extract(len(turns), llm_before, wiring.llm_usage())
     fresh_since([record.enqueued_at], "searchable")  # its episodes are in both stores now
     found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
@@ -223,8 +223,8 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
     posted = coord.post(user, delivery_id, record.enqueued_at, turns[0].timestamp.timestamp(),
                         found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s)
     if posted.forgotten:  # forgotten while we wrote episodes: take them back
-        wiring.chroma().delete_episodes(user, batch.refs())
-        wiring.graph().delete_episodes(user, batch.refs())
+        wiring.chroma_for(user).delete_episodes(user, batch.refs())
+        wiring.graph_for(user).delete_episodes(user, batch.refs())
         coord.finish(user, [delivery_id])
         log.info("user forgotten while this batch was extracted; its episodes taken back")
         return

@@ -41,13 +41,14 @@ SAMPLE = (
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
-def rehearse(rounds: int = 3, user: str | None = None) -> float:
-    """The write path on the sample, ``rounds`` times; returns the seconds it took."""
+def rehearse(rounds: int = 3, user: str | None = None, shard: int = 0) -> float:
+    """The write path on the sample, ``rounds`` times, in Neo4j shard ``shard``; returns the
+    seconds it took."""
     from memq.workers import wiring  # noqa: PLC0415
 
     started = time.perf_counter()
     user = user or f"{USER}-{os.getpid()}"
-    graph = wiring.graph()
+    graph = wiring.graphs()[shard]
     index = InMemoryIndex()
     ports = service.Ports(embedder=wiring.embedder(), extractor=RuleExtractor(),
                           judge=OfflineJudge(), memories=index, episodes=index, graph=graph)
@@ -82,7 +83,7 @@ def warm(where: str) -> None:
     if not wiring.settings().warm:
         return
     try:
-        took = rehearse()
+        took = sum(rehearse(shard=i) for i in range(len(wiring.graphs())))
     except Exception as exc:  # noqa: BLE001  (any failure: serve cold, say why)
         log.warning("warm-up failed; serving cold", where=where, error=type(exc).__name__)
         return

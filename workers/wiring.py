@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agen
     from memq.workers.auth import KeyStore
     from memq.workers.coord import Coord
     from memq.workers.metrics import Metrics
+    from memq.workers.shards import ShardMap
+
+_S = TypeVar("_S")
 
 
 @cache
@@ -98,22 +101,81 @@ def llm_usage() -> dict[str, int]:
 
 
 @cache
-def graph() -> Neo4jGraph:
+def graphs() -> list[Neo4jGraph]:
+    """Every Neo4j shard, in map order (workers.shards); one without MEMQ_NEO4J_SHARDS."""
     from memq.pipeline.adapters.neo4j.store import Neo4jGraph  # noqa: PLC0415
 
     s = settings()
     auth = None
     if s.neo4j_user and s.neo4j_password:
         auth = (s.neo4j_user, s.neo4j_password.get_secret_value())
-    return Neo4jGraph(s.neo4j_uri, auth=auth, database=s.neo4j_database)
+    return [Neo4jGraph(uri, auth=auth, database=s.neo4j_database) for uri in s.graph_uris()]
 
 
 @cache
-def chroma() -> ChromaStores:
+def chromas() -> list[ChromaStores]:
+    """Every Chroma shard, in map order; one without MEMQ_CHROMA_SHARDS."""
     from memq.pipeline.adapters.chroma import ChromaStores  # noqa: PLC0415
 
+    return [ChromaStores.connect(host, port) for host, port in settings().chroma_addresses()]
+
+
+@cache
+def shard_map() -> ShardMap:
+    from memq.workers.shards import ShardMap  # noqa: PLC0415
+
     s = settings()
-    return ChromaStores.connect(s.chroma_host, s.chroma_port)
+    return ShardMap(coord().r, len(s.graph_uris()), len(s.chroma_addresses()))
+
+
+def stores_for(user_id: str) -> tuple[Neo4jGraph, ChromaStores]:
+    """The user's Neo4j and Chroma (one read of the map)."""
+    where = shard_map().of(user_id)
+    return graphs()[where.neo4j], chromas()[where.chroma]
+
+
+def embedder_of(user_id: str, stores: ChromaStores) -> Embedder:
+    """The embedder of the user's stored vectors (see ``ports_for``)."""
+    configured = embedder()
+    model = stores.foreign_model(user_id, configured.model_id)
+    return configured if model is None else embedder_for(model)
+
+
+def graph_for(user_id: str) -> Neo4jGraph:
+    """The Neo4j that holds the user's graph."""
+    return graphs()[shard_map().of(user_id).neo4j]
+
+
+def chroma_for(user_id: str) -> ChromaStores:
+    """The Chroma that holds the user's memories and episodes."""
+    return chromas()[shard_map().of(user_id).chroma]
+
+
+def all_users() -> list[str]:
+    """Every user any shard holds, sorted."""
+    found: set[str] = set()
+    for graph_ in graphs():
+        found.update(graph_.users())
+    for stores in chromas():
+        found |= stores.users()
+    return sorted(found)
+
+
+def _only(stores: list[_S], setting: str) -> _S:
+    if len(stores) > 1:
+        raise RuntimeError(f"{setting} is set: a user's store is wiring.*_for(user), every "
+                           "store wiring.graphs() / chromas()")
+    return stores[0]
+
+
+def graph() -> Neo4jGraph:
+    """The one Neo4j of an unsharded deployment (tools and benches); raises when sharded."""
+    return _only(graphs(), "MEMQ_NEO4J_SHARDS")
+
+
+def chroma() -> ChromaStores:
+    """The one Chroma of an unsharded deployment; raises when sharded."""
+    return _only(chromas(), "MEMQ_CHROMA_SHARDS")
 
 
 @cache
@@ -149,25 +211,28 @@ def _other_embedder(model_id: str) -> Embedder:
 
 @cache
 def ports() -> Ports:
-    """The configured ports; a user's writes take ``ports_for(user_id)``."""
+    """The configured models, with the first shard's stores; a user's work takes
+    ``ports_for(user_id)``."""
     from memq.pipeline.service import Ports  # noqa: PLC0415
 
     extractor, judge = _llm(settings())
-    stores = chroma()
+    stores = chromas()[0]
     return Ports(embedder=embedder(), extractor=extractor, judge=judge, memories=stores,
-                 episodes=stores, graph=graph())
+                 episodes=stores, graph=graphs()[0])
 
 
-def ports_for(user_id: str) -> Ports:
-    """The ports with the embedder of the user's stored vectors: a user first written under
+def ports_for(user_id: str, *, first_write: bool = False) -> Ports:
+    """The ports of the user: its shards' stores (``first_write``: placing a new user, see
+    workers.shards), and the embedder of its stored vectors: a user first written under
     another model (the configured one changed since) keeps that model for its writes, so its
     index never mixes two, until ``memq run reembed`` moves it to the configured one. A user
     with no vectors yet takes the configured model."""
     import dataclasses  # noqa: PLC0415
 
-    base = ports()
-    model = chroma().foreign_model(user_id, base.embedder.model_id)
-    return base if model is None else dataclasses.replace(base, embedder=embedder_for(model))
+    where = shard_map().place(user_id) if first_write else shard_map().of(user_id)
+    stores, graph_ = chromas()[where.chroma], graphs()[where.neo4j]
+    return dataclasses.replace(ports(), memories=stores, episodes=stores, graph=graph_,
+                               embedder=embedder_of(user_id, stores))
 
 
 def configure_logging(level: str | None = None, *, json_logs: bool | None = None) -> None:

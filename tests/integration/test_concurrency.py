@@ -90,6 +90,23 @@ def test_stress_workers_on_three_hosts_one_link_cut(services: None) -> None:
     assert not [a for a in addresses if f"inet {a}/" in here]  # the run took its links away
 
 
+def test_stress_on_two_neo4j_and_three_chroma_one_restarted(services: None) -> None:
+    """Users over 2 Neo4j and 3 Chroma instances (the map in Redis, workers.shards); the
+    second Neo4j stops mid-run and comes back: its users wait, the others go on, nothing is
+    lost."""
+    figures = _stress("--users", "12", "--turns", "40", "--workers", "3", "--shuffle",
+                      "--neo4j-shards", "2", "--chroma-shards", "3", "--restart-shard",
+                      "neo4j:1", "--restart-after", "2", "--down-s", "8", "--seed", "6")
+    assert figures["store shards"] == "neo4j 2, chroma 3"
+    on = {kind: [int(x) for x in part.split()[1].split(",")]
+          for kind, part in zip(("neo4j", "chroma"), figures["users on each shard"].split(" / "),
+                                strict=True)}
+    assert sum(on["neo4j"]) == 12 and min(on["neo4j"]) >= 1 and len(on["chroma"]) == 3
+    assert float(figures["shard down seconds"]) >= 8
+    assert figures["done while down, its users"] == "0"  # they waited
+    assert int(figures["done while down, other users"]) >= 1  # the others did not
+
+
 def _line(user: str, turn: str, text: str, day: int) -> str:
     return json.dumps({"user_id": user, "session_id": f"s{day}", "turn_id": turn,
                        "role": "user", "content": text,

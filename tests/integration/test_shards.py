@@ -1,0 +1,68 @@
+"""Store shards (workers.shards): the map in Redis, and what ops see of it. The sharded
+stress run with a shard restarted is in test_concurrency.py."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+
+from integration.conftest import CHROMA_PORT, REDIS_URL, free_port, memq, memq_env
+from memq.pipeline.errors import TransientError
+from memq.workers.shards import Placement, ShardMap, entry_key, home
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_user_is_placed_once_and_stays_when_shards_are_added(services: None) -> None:
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    user = f"shard-{uuid.uuid4().hex[:8]}"
+    two = ShardMap(r, neo4j=2, chroma=3)
+    assert two.of(user) == Placement(0, 0)  # never written: the first shard, nothing recorded
+    assert not r.exists(entry_key(user))
+    placed = two.place(user)
+    assert placed == Placement(home("neo4j", user, 2), home("chroma", user, 3))
+    assert two.of(user) == placed == two.place(user)
+    assert ShardMap(r, neo4j=5, chroma=7).of(user) == placed  # more shards: it stays
+    assert "{" + user + "}" in entry_key(user)  # its own hash tag (Redis Cluster's slot)
+    r.delete(entry_key(user))
+
+
+def test_a_user_on_a_shard_no_longer_configured_waits(services: None) -> None:
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    user = f"shard-{uuid.uuid4().hex[:8]}"
+    r.hset(entry_key(user), mapping={"neo4j": 0, "chroma": 2})
+    with pytest.raises(TransientError, match="chroma shard 2, but only 2 configured"):
+        ShardMap(r, neo4j=1, chroma=2).of(user)
+    r.delete(entry_key(user))
+
+
+def test_placement_spreads_users_and_counts_them(services: None) -> None:
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    users = [f"shard-{uuid.uuid4().hex[:8]}-{i}" for i in range(300)]
+    m = ShardMap(r, neo4j=2, chroma=3)
+    before = m.counts()
+    spread = Counter(m.place(u).chroma for u in users)
+    assert min(spread.values()) >= 70  # ~100 each: a hash, not a lottery
+    after = m.counts()
+    assert [a - b for a, b in zip(after["chroma"], before["chroma"], strict=True)] == [
+        spread[i] for i in range(3)]
+    r.delete(*(entry_key(u) for u in users))
+
+
+def test_status_and_doctor_show_every_shard(services: None) -> None:
+    dead = free_port()
+    env = memq_env(MEMQ_CHROMA_SHARDS=f"127.0.0.1:{CHROMA_PORT},127.0.0.1:{dead}")
+    now = json.loads(memq("status", "--json", env=env).stdout)
+    chroma = now["shards"]["chroma"]
+    assert [(s["shard"], s["ok"]) for s in chroma] == [(0, True), (1, True), (2, False)]
+    assert len(now["shards"]["neo4j"]) == 1
+    text = memq("status", env=env).stdout
+    assert "chroma[2]   DOWN" in text and "chroma[1]   up" in text
+    doctor = memq("doctor", env=env, check=False)
+    assert doctor.returncode != 0 and "chroma[2]" in doctor.stdout
+    bad = memq("status", env=memq_env(MEMQ_CHROMA_SHARDS="nohost"), check=False)
+    assert bad.returncode != 0 and "MEMQ_CHROMA_SHARDS: 'nohost' is not host:port" in bad.stderr
