@@ -180,7 +180,8 @@ class Shards:
         self.args, self.extra = args, []  # (kind, index, env of its scripts/services)
         self.down_at = self.up_at = None
         self.finished: list[tuple[float, str]] = []  # (monotonic, delivery id)
-        self.stop, self.flowing = threading.Event(), threading.Event()
+        self.stop, self.flowing, self.no_moves = (threading.Event(), threading.Event(),
+                                                  threading.Event())
         for kind, n in (("neo4j", args.neo4j_shards), ("chroma", args.chroma_shards)):
             for i in range(1, n):
                 with contextlib.closing(socket.socket()) as s:
@@ -203,8 +204,9 @@ class Shards:
     def ports(self) -> list[int]:
         return [p for _, _, p, _ in self.extra]
 
-    def start(self, coord: Any) -> None:
-        """Listen for finished deliveries; restart the chosen shard after --restart-after s."""
+    def start(self, coord: Any, users: list[str]) -> None:
+        """Listen for finished deliveries; restart the chosen shard after --restart-after s;
+        move a random user to random shards every --move-every s (workers.shards.move)."""
         from memq.workers.coord import FINISHED
 
         pubsub = coord.r.pubsub(ignore_subscribe_messages=True)
@@ -237,6 +239,29 @@ class Shards:
 
             self.thread = threading.Thread(target=restart, daemon=True)
             self.thread.start()
+        self.moves = self.moves_busy = self.moves_failed = 0
+        if self.args.move_every:
+            self.mover = threading.Thread(target=self._move_loop, args=(users,), daemon=True)
+            self.mover.start()
+
+    def _move_loop(self, users: list[str]) -> None:
+        from memq.pipeline.errors import TransientError
+        from memq.workers.shards import UserBusy, move
+
+        rng = random.Random(self.args.seed + 17)
+        while not self.flowing.wait(0.5):
+            if self.no_moves.is_set():
+                return
+        while not self.no_moves.wait(rng.uniform(0.5, 1.5) * self.args.move_every):
+            user = rng.choice(users)
+            try:
+                move(user, neo4j=rng.randrange(self.args.neo4j_shards),
+                     chroma=rng.randrange(self.args.chroma_shards), wait_s=10)
+                self.moves += 1
+            except UserBusy:
+                self.moves_busy += 1
+            except TransientError:  # a store down (--restart-shard): given up, user stays
+                self.moves_failed += 1
 
     def figures(self, users: list[str], published: dict[str, str],
                 shard_of: Any) -> dict[str, object]:
@@ -258,10 +283,21 @@ class Shards:
                     mine, others = mine + on, others + (not on)
         out["done while down, its users"] = mine
         out["done while down, other users"] = others
+        out["users moved"] = self.moves
+        out["moves given up (busy)"] = self.moves_busy
+        out["moves given up (store down)"] = self.moves_failed
         return out
+
+    def quiesce(self) -> bool:
+        """No more moves; the one under way finished. Whether any move was made."""
+        self.no_moves.set()
+        if hasattr(self, "mover"):
+            self.mover.join(timeout=300)
+        return bool(self.moves)
 
     def close(self) -> None:
         self.stop.set()
+        self.quiesce()
         if self.args.restart_shard and hasattr(self, "thread"):
             self.thread.join(timeout=self.args.down_s + 120)
         for kind, _, _, env in self.extra:
@@ -369,6 +405,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--restart-after", type=float, default=4.0,
                     help="seconds after the first delivery is done")
     ap.add_argument("--down-s", type=float, default=8.0, help="how long it stays down")
+    ap.add_argument("--move-every", type=float, default=0.0, metavar="S",
+                    help="with shards: move a random user to random shards every S s")
     ap.add_argument("--fault-every", type=float, default=8.0)
     ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -447,7 +485,7 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
     sizes = Sizes(coord.r)
     faults = Faults(args, workers, env, logdir, rng)
     if shards is not None:
-        shards.start(coord)
+        shards.start(coord, [p.user_id for p in plans])
     started = time.monotonic()
     published: dict[str, str] = {}  # delivery id -> user
     try:
@@ -457,6 +495,8 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
             published.update((p.delivery_id, p.user_id) for p in enqueue([batch]))
             enqueue_times.append(time.perf_counter() - t0)
         done = coord.wait(args.timeout)
+        if shards is not None and shards.quiesce():  # a move's refused posts: extracted again
+            done = coord.wait(args.timeout)
         seconds = time.monotonic() - started
         load = os.getloadavg()
     finally:

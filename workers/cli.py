@@ -483,6 +483,25 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
     return 1 if refused or missing else 0
 
 
+def cmd_move_user(args: argparse.Namespace) -> int:
+    from memq.pipeline.errors import TransientError  # noqa: PLC0415
+    from memq.workers.shards import UserBusy, move  # noqa: PLC0415
+
+    try:
+        done = move(args.user, neo4j=args.neo4j, chroma=args.chroma, wait_s=args.wait)
+    except (UserBusy, ValueError, TransientError) as exc:
+        print(f"memq: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(asdict(done))
+    else:
+        print(f"moved: neo4j {done.source.neo4j} -> {done.target.neo4j} "
+              f"({done.graph_nodes} nodes), chroma {done.source.chroma} -> "
+              f"{done.target.chroma} ({done.chroma_records} records), epoch "
+              f"{done.target.epoch}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.check import check_lines, check_user  # noqa: PLC0415
@@ -625,6 +644,15 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--now", help="the job's notion of now (ISO 8601 with zone)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_run)
+    p = sub.add_parser("move-user", help="move a user's data to other store shards (fenced: "
+                       "its writes wait meanwhile; workers/shards.py)")
+    p.add_argument("--user", required=True)
+    p.add_argument("--neo4j", type=int, help="the Neo4j shard to move to (default: stay)")
+    p.add_argument("--chroma", type=int, help="the Chroma shard to move to (default: stay)")
+    p.add_argument("--wait", type=float, default=60.0,
+                   help="seconds to wait for a drain of the user to let go")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_move_user)
     p = sub.add_parser("check", help="compare Chroma and Neo4j memory by memory")
     p.add_argument("--user", help="one user (default: every user of either store)")
     p.add_argument("--repair", action="store_true",

@@ -133,6 +133,7 @@ class Posted:
     posted: bool
     token: str | None = None
     forgotten: bool = False
+    moved: bool = False  # the user's data moved shards since the extraction: extract again
 
 
 @dataclass(frozen=True)
@@ -213,17 +214,24 @@ class Coord:
 
     # -- the mailbox ---------------------------------------------------------------------------
     def post(self, user_id: str, delivery_id: str, enqueued_at: float, event_time: float,
-             extracted: str, ttl_s: int, lease_s: float) -> Posted:
+             extracted: str, ttl_s: int, lease_s: float, shard_epoch: int | None = None
+             ) -> Posted:
         """Put an extracted delivery in its user's mailbox, unless the user was forgotten
-        since ``enqueued_at`` or the delivery is gone (see :class:`Posted`)."""
+        since ``enqueued_at``, the delivery is gone, or (``shard_epoch``: the placement the
+        extraction wrote its episodes under, workers.shards) the user moved shards since
+        (see :class:`Posted`)."""
+        from memq.workers.shards import entry_key  # noqa: PLC0415
+
         answer = self._post(
             keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
-                  delivery_key(delivery_id), _claim_key(user_id), _forgotten_key(user_id)],
+                  delivery_key(delivery_id), _claim_key(user_id), _forgotten_key(user_id),
+                  entry_key(user_id)],
             args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
-                  int(lease_s * 1000), repr(enqueued_at)])
+                  int(lease_s * 1000), repr(enqueued_at),
+                  "" if shard_epoch is None else str(shard_epoch)])
         if isinstance(answer, str):
             return Posted(posted=True, token=answer)
-        return Posted(posted=answer == 1, forgotten=answer == -1)
+        return Posted(posted=answer == 1, forgotten=answer == -1, moved=answer == -2)
 
     def mailbox(self, user_id: str, limit: int) -> list[str]:
         return cast(list[str], self.r.zrange(_mbox_key(user_id), 0, limit - 1))

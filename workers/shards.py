@@ -14,6 +14,8 @@ shards are added. With one shard of each kind nothing here touches Redis.
 Every store call for a user goes through the user's placement (``workers.wiring.graph_for``,
 ``chroma_for``, ``ports_for``): a user's records are never split over two instances, and an
 instance that is down stops only the users it holds (their work retries; the others go on).
+``move`` takes a user to other shards (fenced: see there); the entry's ``epoch`` counts the
+moves, ``moving`` is set while one is under way.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import redis
 from memq.pipeline.errors import TransientError
 
 KINDS = ("neo4j", "chroma")
+FIELDS = (*KINDS, "epoch", "moving")
 PREFIX = "memq:shard:"
 
 
@@ -44,6 +47,7 @@ def home(kind: str, user_id: str, shards: int) -> int:
 class Placement:
     neo4j: int = 0
     chroma: int = 0
+    epoch: int = 0  # moves so far (``move``): an extraction's post is refused across one
 
 
 class ShardMap:
@@ -58,7 +62,7 @@ class ShardMap:
         """Where the user's data is (shard 0 of a kind without an entry)."""
         if not self.sharded:
             return Placement()
-        raw = cast(list[str | None], self.r.hmget(entry_key(user_id), list(KINDS)))
+        raw = cast(list[str | None], self.r.hmget(entry_key(user_id), list(FIELDS)))
         return self._checked(user_id, raw)
 
     def place(self, user_id: str) -> Placement:
@@ -70,19 +74,46 @@ class ShardMap:
         for kind in KINDS:
             if self.sizes[kind] > 1:
                 pipe.hsetnx(key, kind, home(kind, user_id, self.sizes[kind]))
-        pipe.hmget(key, list(KINDS))
+        pipe.hmget(key, list(FIELDS))
         raw = cast(list[str | None], pipe.execute()[-1])
+        if raw[3] is not None:  # being moved (``move``): its writes wait until it is there
+            raise TransientError("the user is being moved between store shards")
         return self._checked(user_id, raw)
 
     def _checked(self, user_id: str, raw: list[str | None]) -> Placement:
-        got = [int(v) if v is not None else 0 for v in raw]
-        for kind, index in zip(KINDS, got, strict=True):
+        got = [int(v) if v is not None else 0 for v in raw[:3]]
+        for kind, index in zip(KINDS, got, strict=False):
             if index >= self.sizes[kind]:
                 # A shard taken out of the configuration: the user's data is out of reach, and
                 # writing elsewhere would split it. Retried (the work waits) until ops fix it.
                 raise TransientError(f"user mapped to {kind} shard {index}, but only "
                                      f"{self.sizes[kind]} configured (MEMQ_{kind.upper()}_SHARDS)")
         return Placement(*got)
+
+    def mark_moving(self, user_id: str, now: Placement) -> None:
+        """Writes of the user wait (``place`` refuses), posts of extractions made before are
+        refused (Coord.post); its placement recorded as it is (an unmapped user's too)."""
+        self.r.hset(entry_key(user_id), mapping={"neo4j": now.neo4j, "chroma": now.chroma,
+                                                 "moving": 1})
+
+    def moved(self, user_id: str, to: Placement) -> Placement:
+        """The user is at ``to`` from now on, under a new epoch; its writes go on."""
+        key = entry_key(user_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(key, mapping={"neo4j": to.neo4j, "chroma": to.chroma})
+        pipe.hincrby(key, "epoch", 1)
+        pipe.hdel(key, "moving")
+        epoch = int(pipe.execute()[1])
+        return Placement(to.neo4j, to.chroma, epoch)
+
+    def not_moving(self, user_id: str) -> None:
+        """A move given up: the user stays where it was (its epoch moves on: posts made
+        during the attempt are refused and extracted again)."""
+        key = entry_key(user_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hincrby(key, "epoch", 1)
+        pipe.hdel(key, "moving")
+        pipe.execute()
 
     def counts(self) -> dict[str, list[int]]:
         """Users with an entry, per kind and shard (a SCAN of the map: for ``memq status``)."""
@@ -100,3 +131,77 @@ class ShardMap:
                     if index < len(out[kind]):
                         out[kind][index] += 1
         return out
+
+
+@dataclass(frozen=True)
+class Moved:
+    user_id: str
+    source: Placement
+    target: Placement
+    graph_nodes: int
+    chroma_records: int
+
+
+class UserBusy(Exception):
+    """The user's claim could not be had in time (a long drain): nothing was moved."""
+
+
+def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
+         wait_s: float = 60.0) -> Moved:
+    """Move the user's data to other shards, fenced:
+
+    1. hold the user's claim (no drain, lifecycle job or forget of the user meanwhile);
+    2. mark it moving: its extractions wait (``place``) and those already past ``place``
+       cannot post (Coord.post checks the mark and the epoch), so nothing new is committed
+       on the source while it is copied; reads go on from the source;
+    3. clear what an earlier, given-up move left on the target, copy the graph (nodes and
+       edges as stored, the version fence's counter with them) and the Chroma records;
+    4. flip the entry and move the epoch on, then delete the user from the source.
+
+    An extraction that wrote episodes to the source during the move is refused at its post
+    and extracted again at the target; the episodes it left on the source are deleted with
+    the rest, unless it wrote them after step 4 (it then posts nothing: they are unreachable,
+    and ``memq forget --purge`` on the source's users would remove them). Any failure
+    before step 4 gives the move up: the user stays at the source."""
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.tasks import publish_apply  # noqa: PLC0415
+
+    s, coord, shards = wiring.settings(), wiring.coord(), wiring.shard_map()
+    with coord.hold(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+        if token is None:
+            raise UserBusy(f"user busy for {wait_s:.0f} s; not moved")
+        source = shards.of(user_id)
+        target = Placement(source.neo4j if neo4j is None else neo4j,
+                           source.chroma if chroma is None else chroma, source.epoch)
+        for kind in KINDS:
+            if not 0 <= getattr(target, kind) < shards.sizes[kind]:
+                raise ValueError(f"{kind} shard {getattr(target, kind)}: there are "
+                                 f"{shards.sizes[kind]} (MEMQ_{kind.upper()}_SHARDS)")
+        if (target.neo4j, target.chroma) == (source.neo4j, source.chroma):
+            return Moved(user_id, source, source, 0, 0)
+        uris, addresses = s.graph_uris(), s.chroma_addresses()
+        if (target.neo4j != source.neo4j and uris[target.neo4j] == uris[source.neo4j]) or (
+                target.chroma != source.chroma
+                and addresses[target.chroma] == addresses[source.chroma]):
+            raise ValueError("the two shards are the same instance (configured twice): "
+                             "moving would delete what it copied")
+        shards.mark_moving(user_id, source)
+        nodes = records = 0
+        try:
+            if target.neo4j != source.neo4j:
+                old, new = wiring.graphs()[source.neo4j], wiring.graphs()[target.neo4j]
+                new.delete_user(user_id)
+                nodes = old.copy_user(user_id, new)
+            if target.chroma != source.chroma:
+                old_c, new_c = wiring.chromas()[source.chroma], wiring.chromas()[target.chroma]
+                new_c.delete_user(user_id)
+                records = old_c.copy_user(user_id, new_c)
+        except BaseException:
+            shards.not_moving(user_id)
+            raise
+        now = shards.moved(user_id, target)
+        if target.neo4j != source.neo4j:
+            wiring.graphs()[source.neo4j].delete_user(user_id)
+        if target.chroma != source.chroma:
+            wiring.chromas()[source.chroma].delete_user(user_id)
+        return Moved(user_id, source, now, nodes, records)

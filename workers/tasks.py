@@ -213,15 +213,20 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
     batch = batch.model_copy(update={"turns": turns})
     llm_before = wiring.llm_usage()
     with coord.heartbeat(delivery_id, s.stall_s):
-        out = service.extract(wiring.ports_for(user, first_write=True), user,
-                              batch.session_id, turns, thresholds=s.thresholds(), now=_now())
+        where = wiring.shard_map().place(user)  # a new user's first write places it
+        out = service.extract(wiring.ports_at(user, where), user, batch.session_id, turns,
+                              thresholds=s.thresholds(), now=_now())
     _count_extract(len(turns), llm_before, wiring.llm_usage())
     fresh_since([record.enqueued_at], "searchable")  # its episodes are in both stores now
     found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
                            refs=batch.refs(), candidates=out.candidates,
                            vectors=[service.pack(v) for v in out.vectors])
     posted = coord.post(user, delivery_id, record.enqueued_at, turns[0].timestamp.timestamp(),
-                        found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s)
+                        found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s,
+                        shard_epoch=where.epoch if wiring.shard_map().sharded else None)
+    if posted.moved:  # its episodes went to the shard the user had: write them where it is
+        raise TransientError("the user moved store shards while this batch was extracted; "
+                             "extracting again")
     if posted.forgotten:  # forgotten while we wrote episodes: take them back
         wiring.chroma_for(user).delete_episodes(user, batch.refs())
         wiring.graph_for(user).delete_episodes(user, batch.refs())

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agen
     from memq.workers.auth import KeyStore
     from memq.workers.coord import Coord
     from memq.workers.metrics import Metrics
-    from memq.workers.shards import ShardMap
+    from memq.workers.shards import Placement, ShardMap
 
 _S = TypeVar("_S")
 
@@ -221,18 +221,22 @@ def ports() -> Ports:
                  episodes=stores, graph=graphs()[0])
 
 
-def ports_for(user_id: str, *, first_write: bool = False) -> Ports:
-    """The ports of the user: its shards' stores (``first_write``: placing a new user, see
-    workers.shards), and the embedder of its stored vectors: a user first written under
-    another model (the configured one changed since) keeps that model for its writes, so its
-    index never mixes two, until ``memq run reembed`` moves it to the configured one. A user
-    with no vectors yet takes the configured model."""
+def ports_at(user_id: str, where: Placement) -> Ports:
+    """The ports of the user at ``where`` (``ports_for``, the placement read already)."""
     import dataclasses  # noqa: PLC0415
 
-    where = shard_map().place(user_id) if first_write else shard_map().of(user_id)
     stores, graph_ = chromas()[where.chroma], graphs()[where.neo4j]
     return dataclasses.replace(ports(), memories=stores, episodes=stores, graph=graph_,
                                embedder=embedder_of(user_id, stores))
+
+
+def ports_for(user_id: str) -> Ports:
+    """The ports of the user: its shards' stores (workers.shards), and the embedder of its
+    stored vectors: a user first written under
+    another model (the configured one changed since) keeps that model for its writes, so its
+    index never mixes two, until ``memq run reembed`` moves it to the configured one. A user
+    with no vectors yet takes the configured model."""
+    return ports_at(user_id, shard_map().of(user_id))
 
 
 def configure_logging(level: str | None = None, *, json_logs: bool | None = None) -> None:

@@ -679,6 +679,27 @@ class ChromaStores:
                     moved += self.promote(base, place.model, user_id)
         return moved
 
+    def copy_user(self, user_id: str, target: ChromaStores) -> int:
+        """Every record of the user (both kinds, every model: vectors and metadata as stored)
+        into ``target``, another server, placed by its own layout; idempotent (upserts by id).
+        Returns the records copied. The caller holds the user still (workers.shards.move)."""
+        copied = 0
+        for base in (MEMORIES, EPISODES):
+            for place in self._places(base, user_id, absence_ttl_s=0.0):  # shard, then own
+                for res in self._pages(place, None, ["embeddings", "metadatas"]):
+                    for start in range(0, len(res["ids"]), WRITE_BATCH):
+                        end = start + WRITE_BATCH
+                        rows = ([str(i) for i in res["ids"][start:end]],
+                                [[float(x) for x in v] for v in res["embeddings"][start:end]],
+                                [dict(m or {}) for m in res["metadatas"][start:end]])
+                        def write(p: _Place, r: tuple[list[str], list[Vector],
+                                                      list[dict[str, Any]]] = rows) -> None:
+                            target._upsert(p, user_id, *r)
+
+                        target._write(base, place.model, user_id, write)
+                        copied += len(rows[0])
+        return copied
+
     def _tune(self, place: _Place) -> None:
         held = (getattr(place.col, "configuration", None) or {}).get("hnsw") or {}
         if int(held.get("sync_threshold") or 0) > OWN_SYNC or int(

@@ -107,6 +107,17 @@ def test_stress_on_two_neo4j_and_three_chroma_one_restarted(services: None) -> N
     assert int(figures["done while down, other users"]) >= 1  # the others did not
 
 
+def test_stress_with_users_moved_between_shards_mid_run(services: None) -> None:
+    """Random users moved between shards (workers.shards.move: fenced by the claim, the
+    moving mark and the epoch Coord.post checks) every second while the run goes on, with
+    redeliveries and workers frozen past their leases."""
+    figures = _stress("--users", "10", "--turns", "40", "--workers", "3", "--shuffle",
+                      "--redeliver", "--neo4j-shards", "2", "--chroma-shards", "3",
+                      "--move-every", "1", "--pause-workers", "--fault-every", "4",
+                      "--pause-s", "8", "--seed", "11")
+    assert int(figures["users moved"]) >= 5
+
+
 def _line(user: str, turn: str, text: str, day: int) -> str:
     return json.dumps({"user_id": user, "session_id": f"s{day}", "turn_id": turn,
                        "role": "user", "content": text,

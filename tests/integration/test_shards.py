@@ -66,3 +66,20 @@ def test_status_and_doctor_show_every_shard(services: None) -> None:
     assert doctor.returncode != 0 and "chroma[2]" in doctor.stdout
     bad = memq("status", env=memq_env(MEMQ_CHROMA_SHARDS="nohost"), check=False)
     assert bad.returncode != 0 and "MEMQ_CHROMA_SHARDS: 'nohost' is not host:port" in bad.stderr
+
+
+def test_move_user_refuses_a_shard_that_is_not_there_or_the_same_instance(
+        services: None) -> None:
+    """The command's refusals, one line each (moves themselves: the stress run with
+    --move-every, test_concurrency.py)."""
+    env = memq_env(MEMQ_CHROMA_SHARDS=f"127.0.0.1:{CHROMA_PORT}")  # shard 1 = shard 0
+    user = f"shard-{uuid.uuid4().hex[:8]}"
+    missing = memq("move-user", "--user", user, "--chroma", "5", env=env, check=False)
+    assert missing.returncode == 1
+    assert "chroma shard 5: there are 2 (MEMQ_CHROMA_SHARDS)" in missing.stderr
+    same = memq("move-user", "--user", user, "--chroma", "1", env=env, check=False)
+    assert same.returncode == 1 and "the same instance" in same.stderr
+    stay = memq("move-user", "--user", user, "--chroma", "0", "--json", env=env)
+    assert json.loads(stay.stdout)["target"] == {"neo4j": 0, "chroma": 0, "epoch": 0}
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    assert not r.exists(entry_key(user))  # nothing to move: nothing recorded

@@ -1,12 +1,16 @@
 -- Post an extracted delivery to its user's mailbox and claim the user if nobody has; unless
 -- the user was forgotten since the delivery was enqueued, or the delivery is no longer there
--- (finished by another run of it, or by forget): then nothing is written.
--- KEYS: extracted, mailbox, mailboxes, outbox, delivery, claim, forgotten
--- ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms, enqueued at
+-- (finished by another run of it, or by forget), or the user's data moved to another store
+-- shard since the extraction placed it (or is moving now): then nothing is written.
+-- KEYS: extracted, mailbox, mailboxes, outbox, delivery, claim, forgotten, shard entry
+-- ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms, enqueued at,
+--       the shard epoch the extraction wrote under ('' unsharded: not checked)
 -- The new token when this post claimed the user, 1 when it posted for the claimant to
--- drain, -1 when the user was forgotten, 0 when the delivery is gone.
+-- drain, -1 when the user was forgotten, 0 when the delivery is gone, -2 when it moved.
 local forgotten = redis.call('get', KEYS[7])
 if forgotten and tonumber(ARGV[8]) <= tonumber(forgotten) then return -1 end
+if ARGV[9] ~= '' and (redis.call('hexists', KEYS[8], 'moving') == 1
+    or (redis.call('hget', KEYS[8], 'epoch') or '0') ~= ARGV[9]) then return -2 end
 if redis.call('hexists', KEYS[5], 'batch') == 0 then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from memq.pipeline import ids, recall
 from memq.pipeline.check import GraphMemory
-from memq.pipeline.errors import StaleVersion, TransientError
+from memq.pipeline.errors import PermanentError, StaleVersion, TransientError
 from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
@@ -158,6 +158,11 @@ def _rows(result: neo4j.Result) -> list[dict[str, Any]]:
     nothing."""
     keys = result.keys()
     return [dict(zip(keys, r, strict=True)) for r in result]
+
+
+COPIED_LABELS = frozenset({"User", "Memory", "Entity", "Episode", "Audit"})  # import_user
+COPIED_TYPES = frozenset({"FACT", "HAS_MEMORY", "ABOUT", "AUDITED", "SUPERSEDED_BY",
+                          "DERIVED_FROM"})
 
 
 class Neo4jGraph:
@@ -356,6 +361,33 @@ class Neo4jGraph:
     def memories(self, user_id: str) -> list[GraphMemory]:
         """The user's Memory nodes as they are, with their open and closed FACT edges."""
         return [_graph_memory(r) for r in self._run("memories", user_id=user_id)]
+
+    def copy_user(self, user_id: str, target: Neo4jGraph) -> int:
+        """Every node and edge of the user into ``target``, another instance, in one of its
+        transactions (a user that is there already is refused: the unique constraints).
+        Returns the nodes copied. The caller holds the user still (workers.shards.move)."""
+        nodes = self._run("export_nodes", user_id=user_id)
+        if not nodes:
+            return 0
+        at = {row["key"]: i for i, row in enumerate(nodes)}
+        exported = self._run("export_edges", user_id=user_id)
+        strange = sorted({":".join(r["labels"]) for r in nodes if len(r["labels"]) != 1
+                          or r["labels"][0] not in COPIED_LABELS}
+                         | {e["type"] for e in exported if e["type"] not in COPIED_TYPES}
+                         | {f"edge to {e['b']}" for e in exported if e["b"] not in at})
+        if strange:  # import_user has a branch per label and type of memq's graph: no others
+            raise PermanentError(f"the user's graph holds what a copy would drop: {strange}")
+        edges = [{"a": at[e["a"]], "b": at[e["b"]], "type": e["type"], "props": e["props"]}
+                 for e in exported]
+        target.ensure_schema()
+        with _transient(), target._session() as session:
+            copied = session.execute_write(lambda tx: tx.run(
+                cypher("import_user"),
+                nodes=[{"label": r["labels"][0], "props": r["props"]} for r in nodes],
+                edges=edges).single())
+        if copied is None or int(copied["n"]) != len(edges):
+            raise PermanentError(f"copy wrote {copied and copied['n']} of {len(edges)} edges")
+        return len(nodes)
 
     def users(self) -> list[str]:
         """Every user the graph knows."""
