@@ -94,9 +94,11 @@ def test_stress_on_two_neo4j_and_three_chroma_one_restarted(services: None) -> N
     """Users over 2 Neo4j and 3 Chroma instances (the map in Redis, workers.shards); the
     second Neo4j stops mid-run and comes back: its users wait, the others go on, nothing is
     lost."""
-    figures = _stress("--users", "12", "--turns", "40", "--workers", "3", "--shuffle",
+    # enough work that the other users still have some while the shard is down (with 40
+    # turns each they had finished before it went down: 0 done meanwhile, vacuously)
+    figures = _stress("--users", "12", "--turns", "100", "--workers", "3", "--shuffle",
                       "--neo4j-shards", "2", "--chroma-shards", "3", "--restart-shard",
-                      "neo4j:1", "--restart-after", "2", "--down-s", "8", "--seed", "6")
+                      "neo4j:1", "--restart-after", "1", "--down-s", "8", "--seed", "6")
     assert figures["store shards"] == "neo4j 2, chroma 3"
     on = {kind: [int(x) for x in part.split()[1].split(",")]
           for kind, part in zip(("neo4j", "chroma"), figures["users on each shard"].split(" / "),

@@ -160,6 +160,9 @@ def _rows(result: neo4j.Result) -> list[dict[str, Any]]:
     return [dict(zip(keys, r, strict=True)) for r in result]
 
 
+DRIVER_RETRY_S = 2.0  # a managed transaction's retries (deadlocks, a leader change)
+CONNECT_TIMEOUT_S = 5.0
+ACQUIRE_TIMEOUT_S = 10.0
 COPIED_LABELS = frozenset({"User", "Memory", "Entity", "Episode", "Audit"})  # import_user
 COPIED_TYPES = frozenset({"FACT", "HAS_MEMORY", "ABOUT", "AUDITED", "SUPERSEDED_BY",
                           "DERIVED_FROM"})
@@ -170,8 +173,14 @@ class Neo4jGraph:
 
     def __init__(self, uri: str, auth: tuple[str, str] | None = None,
                  database: str | None = None) -> None:
-        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth,
-                                                   notifications_min_severity="OFF")
+        # An instance that is down fails a call within seconds (the task's backoff is the one
+        # retry layer): with the driver's defaults a managed transaction retried for 30 s, so
+        # a worker holding work of a store shard that was down served no other user
+        # meanwhile (workers.shards: only that shard's users are to wait).
+        self._driver = neo4j.GraphDatabase.driver(
+            uri, auth=auth, notifications_min_severity="OFF",
+            max_transaction_retry_time=DRIVER_RETRY_S, connection_timeout=CONNECT_TIMEOUT_S,
+            connection_acquisition_timeout=ACQUIRE_TIMEOUT_S)
         self._database = database
         self._schema_ready = False
         self._local = threading.local()  # .rehearsal: this thread's rolled-back transaction
