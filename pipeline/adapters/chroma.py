@@ -169,6 +169,9 @@ def _unit_rows(matrix: Any) -> np.ndarray:
     return out
 
 
+Rows = tuple[list[str], list[Vector], list[dict[str, Any]]]  # ids, vectors, metadata
+
+
 @dataclass(frozen=True)
 class _Place:
     """Where some of a user's records of one kind and model live: a collection of the user's
@@ -643,21 +646,24 @@ class ChromaStores:
         self._drop(own.name)
         return moved
 
-    def _copy(self, source: _Place, target: _Place, user_id: str) -> int:
-        moved = 0
-        for res in self._pages(source, None, ["embeddings", "metadatas"]):
+    def _batches(self, place: _Place) -> Iterator[Rows]:
+        """The place's records (the user's) as stored, (ids, vectors, metadata), in writes of
+        WRITE_BATCH: what a copy upserts elsewhere."""
+        for res in self._pages(place, None, ["embeddings", "metadatas"]):
             for start in range(0, len(res["ids"]), WRITE_BATCH):
                 end = start + WRITE_BATCH
-                page = ([str(i) for i in res["ids"][start:end]],
-                        [[float(x) for x in v] for v in res["embeddings"][start:end]],
-                        [dict(m or {}) for m in res["metadatas"][start:end]])
+                yield ([str(i) for i in res["ids"][start:end]],
+                       [[float(x) for x in v] for v in res["embeddings"][start:end]],
+                       [dict(m or {}) for m in res["metadatas"][start:end]])
 
-                def write(c: Any, rows: tuple[list[str], list[Vector],
-                                              list[dict[str, Any]]] = page) -> None:
-                    self._upsert(_Place(target.model, c, target.where), user_id, *rows)
+    def _copy(self, source: _Place, target: _Place, user_id: str) -> int:
+        moved = 0
+        for rows in self._batches(source):
+            def write(c: Any, r: Rows = rows) -> None:
+                self._upsert(_Place(target.model, c, target.where), user_id, *r)
 
-                self._run(target.col, write, None)
-            moved += len(res["ids"])
+            self._run(target.col, write, None)
+            moved += len(rows[0])
         return moved
 
     def relocate(self, user_id: str) -> int:
@@ -686,18 +692,12 @@ class ChromaStores:
         copied = 0
         for base in (MEMORIES, EPISODES):
             for place in self._places(base, user_id, absence_ttl_s=0.0):  # shard, then own
-                for res in self._pages(place, None, ["embeddings", "metadatas"]):
-                    for start in range(0, len(res["ids"]), WRITE_BATCH):
-                        end = start + WRITE_BATCH
-                        rows = ([str(i) for i in res["ids"][start:end]],
-                                [[float(x) for x in v] for v in res["embeddings"][start:end]],
-                                [dict(m or {}) for m in res["metadatas"][start:end]])
-                        def write(p: _Place, r: tuple[list[str], list[Vector],
-                                                      list[dict[str, Any]]] = rows) -> None:
-                            target._upsert(p, user_id, *r)
+                for rows in self._batches(place):
+                    def write(p: _Place, r: Rows = rows) -> None:
+                        target._upsert(p, user_id, *r)
 
-                        target._write(base, place.model, user_id, write)
-                        copied += len(rows[0])
+                    target._write(base, place.model, user_id, write)
+                    copied += len(rows[0])
         return copied
 
     def _tune(self, place: _Place) -> None:
