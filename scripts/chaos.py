@@ -85,7 +85,7 @@ def fault_poison(ctx: Ctx) -> None:
 
     for queue in ("memq.extract", "memq.store"):
         for raw in garbage(queue).values():
-            ctx.coord.r.lpush(queue, raw)
+            ctx.coord.broker.lpush(queue, raw)
             ctx.extra["planted poison"] += 1
 
 

@@ -325,6 +325,25 @@ class Sizes:
         self.thread.join(timeout=5)
 
 
+def redis_commands(coord: Any) -> int:
+    """Commands the broker's and the state's Redis processed so far (every primary of a
+    cluster)."""
+    def total(client: Any) -> int:
+        return int(client.info("stats")["total_commands_processed"])
+
+    if not coord.cluster:
+        return total(coord.r) + (0 if coord.broker is coord.r else total(coord.broker))
+    nodes = coord.r.get_primaries()
+    return total(coord.broker) + sum(total(coord.r.get_redis_connection(n)) for n in nodes)
+
+
+def state_keys(coord: Any) -> list[int]:
+    """Keys held by each primary of the state's Redis (one without a cluster)."""
+    if not coord.cluster:
+        return [int(coord.r.dbsize())]
+    return [int(coord.r.get_redis_connection(n).dbsize()) for n in coord.r.get_primaries()]
+
+
 def compare(plans: list[UserPlan], stores_for: Any) -> Counter[str]:
     """Every user's final state (the graph's) against the oracle, and the index against the
     graph (``stores_for(user)``: its graph and Chroma, workers.wiring); a Counter."""
@@ -407,6 +426,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--down-s", type=float, default=8.0, help="how long it stays down")
     ap.add_argument("--move-every", type=float, default=0.0, metavar="S",
                     help="with shards: move a random user to random shards every S s")
+    ap.add_argument("--state-cluster", type=int, default=0, metavar="N",
+                    help="the coordination state on a Redis Cluster of N primaries started "
+                         "for the run (the broker stays on --redis-url)")
     ap.add_argument("--fault-every", type=float, default=8.0)
     ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -436,7 +458,18 @@ def main() -> int:
     args = parse_args()
     if args.cut_links and not args.netns:
         sys.exit("stress: --cut-links needs --netns N")
+    if args.state_cluster and args.netns:
+        # a cluster's nodes name themselves 127.0.0.1 in their redirects: no relay follows
+        sys.exit("stress: --state-cluster runs on loopback only (not with --netns)")
 
+    cluster = None
+    if args.state_cluster:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from redis_cluster import Cluster
+
+        cluster = Cluster(args.state_cluster, Path(os.environ.get("MEMQ_HOME", REPO / ".memq"))
+                          / f"redis-cluster-{os.getpid()}")
+        os.environ.update(MEMQ_STATE_URL=cluster.url, MEMQ_STATE_CLUSTER="on")
     env = configure(args)
     shards = None
     if args.neo4j_shards > 1 or args.chroma_shards > 1:
@@ -458,6 +491,8 @@ def main() -> int:
             HOSTS.close()
         if shards is not None:
             shards.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one run, in order)
@@ -479,10 +514,10 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
     coord = wiring.coord()
     coord.reset_stats("replans", "reaped")
     dead_before = len(coord.dead_letters())
-    commands_before = int(coord.r.info("stats")["total_commands_processed"])
+    commands_before = redis_commands(coord)
     workers = [start_worker(i, env, logdir) for i in range(args.workers)]
     load_before = os.getloadavg()
-    sizes = Sizes(coord.r)
+    sizes = Sizes(coord.broker)
     faults = Faults(args, workers, env, logdir, rng)
     if shards is not None:
         shards.start(coord, [p.user_id for p in plans])
@@ -509,7 +544,7 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
                 w.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 signal_group(w, signal.SIGKILL)
-    commands = int(coord.r.info("stats")["total_commands_processed"]) - commands_before
+    commands = redis_commands(coord) - commands_before
 
     if shards is not None:
         shards.stop.set()
@@ -525,6 +560,9 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
         else "127.0.0.1",
         "links cut": faults.cut,
         "store shards": f"neo4j {args.neo4j_shards}, chroma {args.chroma_shards}",
+        "state": (f"Redis Cluster, {args.state_cluster} primaries, broker apart"
+                  if args.state_cluster else "the broker's Redis"),
+        "state keys per primary": ",".join(str(n) for n in state_keys(coord)),
         "memories expected": score["expected"], "memories found": score["found"],
         "duplicates": score["duplicates"], "wrong current values": score["wrong_current"],
         "wrong validity intervals": score["wrong_intervals"],

@@ -146,7 +146,9 @@ class KeyStore:
                         scopes=parse_scopes(scopes), name=name[:100],
                         created_at=_iso(now or datetime.now(UTC)))
         text = f"mq_{record.id}_{secrets.token_urlsafe(32)}"
-        pipe = self.r.pipeline(transaction=True)
+        # the record, then the index (two slots on a Redis Cluster: no transaction; an index
+        # entry without a record is skipped by ``all``)
+        pipe = self.r.pipeline(transaction=False)
         pipe.hset(self._key(record.id), mapping={
             "digest": digest(text), "tenant": record.tenant,
             "scopes": ",".join(sorted(record.scopes)), "name": record.name,

@@ -31,8 +31,6 @@ from celery.worker import strategy as celery_strategy
 from kombu.transport import redis as kombu_redis
 from kombu.utils import json as kombu_json
 
-from memq.workers.coord import DEAD
-
 log = structlog.get_logger(__name__)
 _loads: Callable[[str], Any] = kombu_json.loads  # what kombu's transport decodes with
 
@@ -85,8 +83,8 @@ class Channel(kombu_redis.Channel):
                     # (Celery's own queues -- pidbox replies -- carry other messages.)
                     raise ValueError("not a Celery protocol 2 task message")
             except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as exc:
-                self.client.rpush(DEAD, quarantine_entry(
-                    item, f"unreadable broker message: {type(exc).__name__}: {exc}", dest))
+                _quarantine(item, f"unreadable broker message: {type(exc).__name__}: {exc}",
+                            dest)
                 return True
             self.connection._deliver(message, dest)
             return True

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import select
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -139,13 +138,14 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     popped it) is published again by the reaper."""
     from memq.schemas import StageMessage  # noqa: PLC0415
     from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.coord import new_delivery_id  # noqa: PLC0415
     from memq.workers.wire import task_message  # noqa: PLC0415
 
     if not batches:
         return []
     coord, s = wiring.coord(), wiring.settings()
     now = time.time()
-    rows = [(uuid.uuid4().hex, b) for b in batches]
+    rows = [(new_delivery_id(b.user_id), b) for b in batches]  # in the user's bucket
     messages = [task_message("memq.extract", [StageMessage(
         user_id=b.user_id, delivery_id=d).model_dump()]) for d, b in rows]
     if s.otel_endpoint:  # traced: the span's context goes on the records, not on the broker

@@ -352,7 +352,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
 
         coord = wiring.coord()
         now = datetime.now(UTC).timestamp()
-        gauges = metrics.gauges(coord.r)
+        gauges = metrics.gauges(coord)
         dead = [dict(d, user_id=viewer.sees(d.get("user_id")))
                 for d in coord.dead_letters()
                 if viewer.tenant is None or viewer.sees(d.get("user_id"))]

@@ -1,19 +1,30 @@
 """Coordination state in Redis. Keys are all under ``memq:``.
 
-A delivery (one enqueued batch) lives here from the moment it is accepted until it is done:
+Redis Cluster: every key a script or a transaction touches together hashes to one slot. The
+slot is the user's **bucket** (``bucket``: one of BUCKETS, by the user id's CRC-32), written as
+the hash tag ``{m<xx>}`` right after the key's kind, before anything a caller chose; a
+delivery's id begins with its user's bucket (``new_delivery_id``), so its records land there
+too. The indexes the reaper and ``memq wait`` read (outbox, in flight, mailboxes, dead letters)
+are one per bucket, read all together (BUCKETS keys, one round trip per node). Keys of one
+bucket (``{b}`` below) live together:
 
-    memq:delivery:<id>   hash: user, batch (JSON), enqueued_at, state      (the outbox record)
-    memq:outbox          zset: delivery id -> when to re-publish it if it made no progress
-    memq:extracted:<id>  what extract found (candidates and vectors), for the user's drain
-    memq:mbox:<user>     zset: the user's extracted deliveries -> event time (the mailbox)
-    memq:mboxes          set: users whose mailbox may hold work
-    memq:owner:<user>    the claim of the one worker draining that mailbox (a lease)
-    memq:turns:<user>    the turns (``<session>/<turn>``) already applied
-    memq:inflight        deliveries not yet done (``memq wait``)
-    memq:deadletter      list: dead letters with their reasons (``memq deadletters``)
+    memq:delivery:{b}:<id>   hash: user, batch (JSON), enqueued_at, state  (the outbox record)
+    memq:outbox:{b}          zset: delivery id -> when to re-publish it if it made no progress
+    memq:extracted:{b}:<id>  what extract found (candidates and vectors), for the user's drain
+    memq:outcome:{b}:<id>    done <user> | dead_lettered, kept OUTCOME_TTL_S
+    memq:mbox:{b}:<user>     zset: the user's extracted deliveries -> event time (the mailbox)
+    memq:mboxes:{b}          set: users whose mailbox may hold work
+    memq:owner:{b}:<user>    the claim of the one worker draining that mailbox (a lease)
+    memq:turns:{b}:<user>    the turns (``<session>/<turn>``) already applied
+    memq:forgotten:{b}:<user>  when the user was last forgotten (the marker)
+    memq:shard:{b}:<user>    the user's store shards (workers.shards)
+    memq:inflight:{b}        deliveries not yet done (``memq wait``)
+    memq:deadletter:{b}      list: dead letters with their reasons (``memq deadletters``)
     memq:reaper, memq:stats:<name>, memq:metrics   the reaper's turn, counters, metrics
     memq:metrics:samples list: the metrics' recent history (the console's charts)
 
+The broker's queues (kombu's lists) may live on another Redis (``Settings.state_url``: kombu
+has no Redis Cluster transport): messages are pushed there after their records are here.
 Every key of memq's own is spelled here and nowhere else (workers.auth keeps its keys under
 ``memq:auth:``); the Lua scripts are files of ``workers/lua/``, loaded by name (:func:`lua`).
 Nothing waits by polling: a claim let go is published on ``memq:released`` and a finished
@@ -30,7 +41,6 @@ A delivery's extraction asks once whether its user was **forgotten** since it wa
 (``is_forgotten``, before any work); its post asks again, atomically with posting (a user
 forgotten meanwhile gets nothing posted), so the drain never needs to ask: what is in a
 mailbox was posted before the forgetting, and forget, holding the claim, empties it.
-    memq:forgotten:<user>  when the user was last forgotten (the marker)
 
 Messages on the broker carry ids only (schemas.StageMessage). The claim is not what
 keeps a user's writes correct -- the graph's version fence is (pipeline.service) -- it keeps
@@ -43,9 +53,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,8 +67,10 @@ from pathlib import Path
 from typing import Any, cast
 
 import redis
+from redis.cluster import RedisCluster
 
-INFLIGHT = "memq:inflight"
+BUCKETS = 256  # the users' buckets: the Redis Cluster slots memq's per-user keys use
+INFLIGHT = "memq:inflight"  # one per bucket: inflight_key(b), and so on
 DEAD = "memq:deadletter"
 OUTBOX = "memq:outbox"
 MAILBOXES = "memq:mboxes"
@@ -77,16 +91,62 @@ def lua(name: str) -> str:
     return (_LUA / f"{name}.lua").read_text(encoding="utf-8")
 
 
+def bucket(user_id: str) -> int:
+    """The user's bucket: its keys' Redis Cluster slot (see the module's docstring)."""
+    return zlib.crc32(user_id.encode("utf-8", "surrogatepass")) % BUCKETS
+
+
+def tag(b: int) -> str:
+    return f"{{m{b:02x}}}"
+
+
+def user_tag(user_id: str) -> str:
+    """The hash tag of the user's keys (``{m<bucket>}``), placed before the id itself, so no
+    brace a user id holds can move the key to another slot."""
+    return tag(bucket(user_id))
+
+
+def new_delivery_id(user_id: str) -> str:
+    """A fresh delivery id (32 hex digits) whose first two name the user's bucket."""
+    return f"{bucket(user_id):02x}{uuid.uuid4().hex[2:]}"
+
+
+def delivery_bucket(delivery_id: str) -> int:
+    """The bucket a delivery's records live in: its id's first two hex digits (any other id,
+    e.g. a client's typo, still has one bucket: its CRC-32's)."""
+    head = delivery_id[:2]
+    if len(head) == 2 and all(c in "0123456789abcdef" for c in head):
+        return int(head, 16) % BUCKETS
+    return bucket(delivery_id)
+
+
 def delivery_key(delivery_id: str) -> str:
-    return f"memq:delivery:{delivery_id}"
+    return f"memq:delivery:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
 
 
 def _extracted_key(delivery_id: str) -> str:
-    return f"memq:extracted:{delivery_id}"
+    return f"memq:extracted:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
 
 
 def _outcome_key(delivery_id: str) -> str:
-    return f"memq:outcome:{delivery_id}"  # done | dead_lettered, kept OUTCOME_TTL_S
+    # done <user> | dead_lettered, kept OUTCOME_TTL_S
+    return f"memq:outcome:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
+
+
+def outbox_key(b: int) -> str:
+    return f"{OUTBOX}:{tag(b)}"
+
+
+def inflight_key(b: int) -> str:
+    return f"{INFLIGHT}:{tag(b)}"
+
+
+def mailboxes_key(b: int) -> str:
+    return f"{MAILBOXES}:{tag(b)}"
+
+
+def dead_key(b: int) -> str:
+    return f"{DEAD}:{tag(b)}"
 
 
 OUTCOME_TTL_S = 7 * 24 * 3600
@@ -102,20 +162,25 @@ HOOKS_CACHE_S = 5.0
 FINAL = ("done", "dead_lettered", "unknown")  # a delivery in one of these is finished
 
 
+def user_key(kind: str, user_id: str) -> str:
+    """``memq:<kind>:{<bucket>}:<user>``: one of the user's keys, in the user's slot."""
+    return f"memq:{kind}:{user_tag(user_id)}:{user_id}"
+
+
 def _mbox_key(user_id: str) -> str:
-    return f"memq:mbox:{user_id}"
+    return user_key("mbox", user_id)
 
 
 def _claim_key(user_id: str) -> str:
-    return f"memq:owner:{user_id}"
+    return user_key("owner", user_id)
 
 
 def _ledger_key(user_id: str) -> str:
-    return f"memq:turns:{user_id}"
+    return user_key("turns", user_id)
 
 
 def _forgotten_key(user_id: str) -> str:
-    return f"memq:forgotten:{user_id}"
+    return user_key("forgotten", user_id)
 
 
 def new_token() -> str:
@@ -147,9 +212,15 @@ class Delivery:
 
 
 class Coord:
-    def __init__(self, client: redis.Redis, *, ledger_ttl_s: int = 90 * 24 * 3600,
-                 dead_max: int = 10_000) -> None:
+    """``client``: the coordination state's Redis (a ``redis.cluster.RedisCluster`` too);
+    ``broker``: the broker's (its queues), the same one when not given."""
+
+    def __init__(self, client: redis.Redis, *, broker: redis.Redis | None = None,
+                 ledger_ttl_s: int = 90 * 24 * 3600, dead_max: int = 10_000) -> None:
         self.r = client
+        self.broker = client if broker is None else broker
+        # on a cluster: a script's keys in one slot, no script or PUBLISH inside a pipeline
+        self.cluster = isinstance(client, RedisCluster)
         self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
         self._hooks_on, self._hooks_at = False, float("-inf")
         self._accept = self.r.register_script(lua("accept"))
@@ -160,8 +231,36 @@ class Coord:
         self._dead = self.r.register_script(lua("dead"))
 
     @classmethod
-    def from_url(cls, url: str, **limits: int) -> Coord:
-        return cls(redis.Redis.from_url(url, decode_responses=True), **limits)
+    def from_url(cls, url: str, *, broker_url: str | None = None, cluster: bool = False,
+                 **limits: int) -> Coord:
+        """The state at ``url`` (``cluster``: a Redis Cluster, ``url`` one of its nodes), the
+        broker's queues at ``broker_url`` (default: ``url``)."""
+        state: redis.Redis = (cast(redis.Redis, RedisCluster.from_url(url, decode_responses=True))
+                              if cluster else redis.Redis.from_url(url, decode_responses=True))
+        broker = (None if broker_url in (None, url) and not cluster
+                  else redis.Redis.from_url(broker_url or url, decode_responses=True))
+        return cls(state, broker=broker, **limits)
+
+    def buckets(self) -> range:
+        return range(BUCKETS)
+
+    def _each(self, keys: Sequence[str], command: str, *args: Any) -> list[Any]:
+        """``command`` on each key, one round trip (per node on a cluster)."""
+        pipe = self.r.pipeline(transaction=False)
+        for key in keys:
+            getattr(pipe, command)(key, *args)
+        return list(pipe.execute())
+
+    def _announce(self, channel: str, messages: Sequence[str]) -> None:
+        """PUBLISH each message (a cluster refuses PUBLISH inside a pipeline)."""
+        if self.cluster:
+            for m in messages:
+                self.r.publish(channel, m)
+        elif messages:
+            pipe = self.r.pipeline(transaction=False)
+            for m in messages:
+                pipe.publish(channel, m)
+            pipe.execute()
 
     # -- the outbox: a delivery is recorded before it is published -----------------------------
     def accept(self, deliveries: Sequence[tuple[str, str, str]], enqueued_at: float,
@@ -171,17 +270,32 @@ class Coord:
         broker message) pairs, workers.wire.task_message), all in one round trip. The
         records go first: a message is never read before its delivery is recorded.
         ``trace``: the enqueue's traceparent, kept on each record (workers.tracing)."""
-        keys = [OUTBOX, INFLIGHT, *(delivery_key(d) for d, _, _ in deliveries),
-                *(queue for queue, _ in messages)]
-        args: list[str | int] = [repr(enqueued_at), repr(deadline), len(deliveries)]
+        # one call when the queues share the state's Redis (one round trip for an agent's
+        # add); else (a cluster, another broker) a call per bucket, then the messages
+        together = self.broker is self.r and not self.cluster
+        groups: dict[int, list[tuple[str, str, str]]] = {}
         for row in deliveries:
-            args += [*row, trace or ""]
-        args += [message for _, message in messages]
-        self._accept(keys=keys, args=args)
+            groups.setdefault(-1 if together else delivery_bucket(row[0]), []).append(row)
+        for rows in groups.values():
+            keys: list[str] = []
+            args: list[str | int] = [repr(enqueued_at), repr(deadline), len(rows)]
+            for row in rows:
+                b = delivery_bucket(row[0])
+                keys += [delivery_key(row[0]), outbox_key(b), inflight_key(b)]
+                args += [*row, trace or ""]
+            if together:
+                keys += [queue for queue, _ in messages]
+                args += [message for _, message in messages]
+            self._accept(keys=keys, args=args)
+        if not together and messages:
+            pipe = self.broker.pipeline(transaction=False)
+            for queue, message in messages:
+                pipe.lpush(queue, message)
+            pipe.execute()
 
     def publish(self, queue: str, message: str) -> None:
         """One broker message (workers.wire.task_message) onto its queue."""
-        self.r.lpush(queue, message)
+        self.broker.lpush(queue, message)
 
     def delivery(self, delivery_id: str) -> Delivery | None:
         raw = cast(dict[str, str], self.r.hgetall(delivery_key(delivery_id)))
@@ -194,15 +308,21 @@ class Coord:
         """Extraction began: from now on only the heartbeat keeps it from being re-published."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hset(delivery_key(delivery_id), "state", "started")
-        pipe.zadd(OUTBOX, {delivery_id: deadline}, xx=True)
+        pipe.zadd(outbox_key(delivery_bucket(delivery_id)), {delivery_id: deadline}, xx=True)
         pipe.execute()
 
     def touch(self, delivery_id: str, deadline: float) -> None:
         """Progress: not due for re-publishing before ``deadline``."""
-        self.r.zadd(OUTBOX, {delivery_id: deadline}, xx=True)
+        self.r.zadd(outbox_key(delivery_bucket(delivery_id)), {delivery_id: deadline}, xx=True)
 
     def due(self, now: float, limit: int = 500) -> list[str]:
-        return cast(list[str], self.r.zrangebyscore(OUTBOX, "-inf", now, start=0, num=limit))
+        """Deliveries due for re-publishing, at most ``limit`` (from each bucket, the most
+        overdue first)."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in self.buckets():
+            pipe.zrangebyscore(outbox_key(b), "-inf", now, start=0, num=limit, withscores=True)
+        rows = [row for got in pipe.execute() for row in got]
+        return [d for d, _ in sorted(rows, key=lambda r: r[1])[:limit]]
 
     @contextmanager
     def heartbeat(self, delivery_id: str, stall_s: float) -> Iterator[None]:
@@ -222,8 +342,10 @@ class Coord:
         (see :class:`Posted`)."""
         from memq.workers.shards import entry_key  # noqa: PLC0415
 
+        b = delivery_bucket(delivery_id)
         answer = self._post(
-            keys=[_extracted_key(delivery_id), _mbox_key(user_id), MAILBOXES, OUTBOX,
+            keys=[_extracted_key(delivery_id), _mbox_key(user_id), mailboxes_key(bucket(user_id)),
+                  outbox_key(b),
                   delivery_key(delivery_id), _claim_key(user_id), _forgotten_key(user_id),
                   entry_key(user_id)],
             args=[extracted, ttl_s, event_time, delivery_id, user_id, new_token(),
@@ -258,7 +380,7 @@ class Coord:
         for d in delivery_ids:
             pipe.zrem(_mbox_key(user_id), d)
             pipe.hset(delivery_key(d), "state", "queued")
-            pipe.zadd(OUTBOX, {d: deadline})
+            pipe.zadd(outbox_key(delivery_bucket(d)), {d: deadline})
         pipe.execute()
 
     def finish(self, user_id: str, delivery_ids: Sequence[str],
@@ -269,17 +391,19 @@ class Coord:
             pipe.sadd(_ledger_key(user_id), *refs)
             pipe.expire(_ledger_key(user_id), self.ledger_ttl_s)
         for d in delivery_ids:
+            b = delivery_bucket(d)
             pipe.zrem(_mbox_key(user_id), d)
-            pipe.zrem(OUTBOX, d)
-            pipe.delete(delivery_key(d), _extracted_key(d))
-            pipe.srem(INFLIGHT, d)
+            pipe.zrem(outbox_key(b), d)
+            pipe.delete(delivery_key(d))
+            pipe.delete(_extracted_key(d))
+            pipe.srem(inflight_key(b), d)
             # "done <user>": whose it was stays known (a tenant's API key sees its own only)
             pipe.set(_outcome_key(d), f"done {user_id}", ex=OUTCOME_TTL_S)
-            pipe.publish(FINISHED, d)
         if self.hooked():
             for d in delivery_ids:
                 self._emit(pipe, "delivery.done", user_id, delivery_id=d)
         pipe.execute()
+        self._announce(FINISHED, list(delivery_ids))
 
     # -- events (workers.events): ids only, into one stream, when anyone subscribed ------------
     def hooked(self) -> bool:
@@ -346,8 +470,9 @@ class Coord:
 
     def release(self, user_id: str, token: str) -> int:
         """1: let go (mailbox empty); 0: work waiting, keep draining; -1: not the owner."""
-        return int(self._release(keys=[_claim_key(user_id), _mbox_key(user_id), MAILBOXES],
-                                 args=[token, user_id]))
+        return int(self._release(
+            keys=[_claim_key(user_id), _mbox_key(user_id), mailboxes_key(bucket(user_id))],
+            args=[token, user_id]))
 
     @contextmanager
     def renewing(self, user_id: str, token: str, lease_s: float) -> Iterator[None]:
@@ -358,7 +483,8 @@ class Coord:
     def orphans(self) -> list[str]:
         """Users whose mailbox holds work and whom nobody has claimed (the claimant died, or
         was frozen past its lease); users with an empty mailbox are dropped from the set."""
-        users = sorted(cast(set[str], self.r.smembers(MAILBOXES)))
+        users = sorted(u for got in self._each([mailboxes_key(b) for b in self.buckets()],
+                                               "smembers") for u in got)
         if not users:
             return []
         pipe = self.r.pipeline(transaction=False)
@@ -433,13 +559,14 @@ class Coord:
 
     # -- in flight and dead letters --------------------------------------------------------------
     def inflight(self) -> int:
-        return int(self.r.scard(INFLIGHT))
+        return sum(self._each([inflight_key(b) for b in self.buckets()], "scard"))
 
     def pending(self, delivery_ids: Sequence[str]) -> int:
         """How many of these deliveries are not done yet."""
-        if not delivery_ids:
-            return 0
-        return sum(cast(list[int], self.r.smismember(INFLIGHT, list(delivery_ids))))
+        pipe = self.r.pipeline(transaction=False)
+        for d in delivery_ids:
+            pipe.sismember(inflight_key(delivery_bucket(d)), d)
+        return sum(int(x) for x in pipe.execute()) if delivery_ids else 0
 
     def dead_letter(self, delivery_id: str, user_id: str | None, stage: str, reason: str,
                     message: dict[str, Any] | None) -> bool:
@@ -451,14 +578,19 @@ class Coord:
                  "reason": reason, "at": datetime.now(UTC).isoformat(), "message": message}
         # the counter of workers.metrics (its field format), in the same round trip
         field = f"memq_dead_letters_total|stage={stage}|"
+        b = delivery_bucket(delivery_id)
         recorded = bool(self._dead(
-            keys=[DEAD, _outcome_key(delivery_id), delivery_key(delivery_id),
-                  _extracted_key(delivery_id), OUTBOX, INFLIGHT, METRICS,
-                  _mbox_key(user_id) if user_id else ""],
+            keys=[dead_key(b), _outcome_key(delivery_id), delivery_key(delivery_id),
+                  _extracted_key(delivery_id), outbox_key(b), inflight_key(b),
+                  _mbox_key(user_id) if user_id else outbox_key(b)],
             args=[json.dumps(entry, ensure_ascii=False, default=str), self.dead_max,
-                  delivery_id, OUTCOME_TTL_S, field]))
-        if recorded and user_id:
-            self.emit("delivery.dead_lettered", user_id, delivery_id=delivery_id)
+                  delivery_id, OUTCOME_TTL_S, "1" if user_id else ""]))
+        if recorded:
+            # workers.metrics' counter (its field format): after the fact, in another slot
+            self.r.hincrby(METRICS, field, 1)
+            self.r.publish(FINISHED, delivery_id)
+            if user_id:
+                self.emit("delivery.dead_lettered", user_id, delivery_id=delivery_id)
         return recorded
 
     def statuses(self, delivery_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -483,15 +615,25 @@ class Coord:
                     row["user_id"], row["reason"] = entry.get("user_id"), entry.get("reason")
         return out
 
+    def _dead_raw(self) -> list[tuple[str, str]]:
+        """(list key, raw entry) of every bucket's dead letters, oldest first."""
+        keys = [dead_key(b) for b in self.buckets()]
+        rows = [(key, raw) for key, got in zip(keys, self._each(keys, "lrange", 0, -1),
+                                               strict=True) for raw in got]
+        return sorted(rows, key=lambda row: _dead_at(row[1]))
+
+    def dead_count(self) -> int:
+        return sum(self._each([dead_key(b) for b in self.buckets()], "llen"))
+
     def dead_letters(self) -> list[dict[str, Any]]:
-        return [json.loads(x) for x in cast(list[str], self.r.lrange(DEAD, 0, -1))]
+        return [json.loads(raw) for _, raw in self._dead_raw()]
 
     def take_dead_letters(self, which: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         """Remove the dead letters ``which`` selects; returns them."""
         taken = []
-        for raw in cast(list[str], self.r.lrange(DEAD, 0, -1)):
+        for key, raw in self._dead_raw():
             entry = json.loads(raw)
-            if which(entry) and int(self.r.lrem(DEAD, 1, raw)):
+            if which(entry) and int(self.r.lrem(key, 1, raw)):
                 taken.append(entry)
         return taken
 
@@ -503,7 +645,10 @@ class Coord:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                heard(lambda _: True, left)
+                if heard(lambda _: True, left):
+                    # deliveries finish in bursts: take in the rest of one (up to 50 ms)
+                    # before counting again (a count reads every bucket)
+                    heard(lambda _: False, min(0.05, max(0.0, deadline - time.monotonic())))
         return True
 
     def await_finished(self, delivery_ids: Sequence[str], timeout_s: float
@@ -522,15 +667,16 @@ class Coord:
 
     # -- the dead-letter list, the broker's queues, counters -----------------------------------
     def put_dead(self, entry: str) -> None:
-        """Append a dead letter as it is (a quarantined message; one put back unrequeued)."""
-        self.r.rpush(DEAD, entry)
+        """Append a dead letter as it is (a quarantined message; one put back unrequeued):
+        in its delivery's bucket, bucket 0 when it has none."""
+        self.r.rpush(dead_key(_dead_bucket(entry)), entry)
 
     def drop_dead(self, which: Callable[[str], bool]) -> int:
         """Remove the dead letters ``which`` selects by their raw entry; returns how many."""
         dropped = 0
-        for raw in cast(list[str], self.r.lrange(DEAD, 0, -1)):
+        for key, raw in self._dead_raw():
             if which(raw):
-                dropped += int(self.r.lrem(DEAD, 0, raw))
+                dropped += int(self.r.lrem(key, 0, raw))
         return dropped
 
     def queue_keys(self, queues: Sequence[str], scan_count: int = 1000) -> list[str]:
@@ -538,15 +684,21 @@ class Coord:
         it (SCAN in steps of ``scan_count``: the keyspace holds a key per recent delivery)."""
         keys: set[str] = set(queues)
         for queue in queues:
-            keys.update(cast(Iterator[str], self.r.scan_iter(
+            keys.update(cast(Iterator[str], self.broker.scan_iter(
                 match=f"{queue}*", count=scan_count, _type="list")))
         return sorted(keys)
 
     def queue_page(self, queue: str, start: int, page: int) -> list[str]:
-        return cast(list[str], self.r.lrange(queue, start, start + page - 1))
+        return cast(list[str], self.broker.lrange(queue, start, start + page - 1))
 
     def unqueue(self, queue: str, raw: str) -> int:
-        return int(self.r.lrem(queue, 0, raw))
+        return int(self.broker.lrem(queue, 0, raw))
+
+    def queue_lengths(self, queues: Sequence[str]) -> list[int]:
+        pipe = self.broker.pipeline(transaction=False)
+        for q in queues:
+            pipe.llen(q)
+        return [int(n) for n in pipe.execute()]
 
     def reaper_turn(self, interval_s: float) -> bool:
         """Whether this worker's reaper makes this pass (no other one did in the interval)."""
@@ -554,7 +706,29 @@ class Coord:
 
     def forget_delivery(self, delivery_id: str) -> None:
         """A delivery in the outbox without a record (finished meanwhile): out of the outbox."""
-        self.r.zrem(OUTBOX, delivery_id)
+        self.r.zrem(outbox_key(delivery_bucket(delivery_id)), delivery_id)
+
+    def backlog(self, now: float) -> dict[str, Any]:
+        """What waits, summed over the buckets in one round trip (plus one for the ages): in
+        flight, dead letters, mailboxes with work, the age of the oldest delivery in flight
+        (of each bucket's next due, by its record; None when none is)."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in self.buckets():
+            pipe.scard(inflight_key(b))
+            pipe.llen(dead_key(b))
+            pipe.scard(mailboxes_key(b))
+            pipe.zrange(outbox_key(b), 0, 0)
+        got = pipe.execute()
+        firsts = [d for first in got[3::4] for d in first]
+        oldest = None
+        if firsts:
+            pipe = self.r.pipeline(transaction=False)
+            for d in firsts:
+                pipe.hget(delivery_key(d), "enqueued_at")
+            ats = [float(at) for at in pipe.execute() if at]
+            oldest = max(0.0, now - min(ats)) if ats else None
+        return {"inflight": sum(got[0::4]), "dead_letters": sum(got[1::4]),
+                "mailboxes": sum(got[2::4]), "oldest_inflight_s": oldest}
 
     def count(self, stat: str, n: int = 1) -> None:
         self.r.incrby(_STATS + stat, n)
@@ -592,7 +766,10 @@ class Coord:
         """Delete what Redis holds of the user: the turn ledger, and every delivery of the
         user (batches carry content) in the mailbox or the outbox; they count as done."""
         mine = set(self.mailbox(user_id, 1_000_000))
-        outbox = cast(list[str], self.r.zrange(OUTBOX, 0, -1))
+        # every bucket's outbox: a delivery recorded before ids named their user's bucket
+        # (workers.migrate) may be in another one than the user's
+        outbox = [d for got in self._each([outbox_key(b) for b in self.buckets()], "zrange",
+                                          0, -1) for d in got]
         pipe = self.r.pipeline(transaction=False)
         for d in outbox:
             pipe.hget(delivery_key(d), "user")
@@ -601,6 +778,97 @@ class Coord:
         self.finish(user_id, sorted(mine))
         self.r.delete(_ledger_key(user_id))
         return existed
+
+
+# -- keys of the layout before the buckets (one Redis; workers.cli migrate-keys) ---------------
+_LEGACY_INDEXES = (OUTBOX, INFLIGHT, MAILBOXES, DEAD)
+_LEGACY_BY_DELIVERY = {"delivery": delivery_key, "extracted": _extracted_key,
+                       "outcome": _outcome_key}
+_LEGACY_BY_USER = ("mbox", "owner", "turns", "forgotten")
+_NEW = re.compile(r"memq:[a-z]+:\{m[0-9a-f]{2}\}(:|$)")
+
+
+def legacy_keys(r: redis.Redis) -> bool:
+    """Whether the Redis holds any index of the layout before the buckets (a deployment
+    upgraded with deliveries in flight: ``memq migrate-keys`` moves them)."""
+    return bool(r.exists(*_LEGACY_INDEXES))
+
+
+def migrate_legacy_keys(r: redis.Redis) -> dict[str, int]:
+    """Move every key of the layout before the buckets to its place in this one (RENAME; the
+    indexes split by bucket), on the one Redis that layout ran on (not a cluster). Idempotent:
+    run it again and it finds nothing; a key another run moved meanwhile is skipped. With the
+    workers stopped (or idle): a delivery moved while a worker of the old release holds it is
+    finished by the reaper's next pass."""
+    moved = _rename_legacy(r)
+    moved.update(_split_legacy_indexes(r))
+    return moved
+
+
+def _rename_legacy(r: redis.Redis) -> dict[str, int]:
+    from memq.workers.shards import PREFIX as SHARD  # noqa: PLC0415
+    from memq.workers.shards import entry_key  # noqa: PLC0415
+
+    moved: dict[str, int] = {}
+
+    def rename(old: str, new: str, kind: str) -> None:
+        if old == new:
+            return
+        try:
+            if r.renamenx(old, new):
+                moved[kind] = moved.get(kind, 0) + 1
+        except redis.ResponseError:  # gone meanwhile (another run took it)
+            pass
+
+    for kind, key_of in _LEGACY_BY_DELIVERY.items():
+        prefix = f"memq:{kind}:"
+        for key in list(cast(Iterator[str], r.scan_iter(match=f"{prefix}*", count=1000))):
+            if not _NEW.match(key):
+                rename(key, key_of(key[len(prefix):]), kind)
+    for kind in _LEGACY_BY_USER:
+        prefix = f"memq:{kind}:"
+        for key in list(cast(Iterator[str], r.scan_iter(match=f"{prefix}*", count=1000))):
+            if not _NEW.match(key):
+                rename(key, user_key(kind, key[len(prefix):]), kind)
+    for key in list(cast(Iterator[str], r.scan_iter(match=f"{SHARD}{{*", count=1000))):
+        if not _NEW.match(key) and key.endswith("}"):
+            rename(key, entry_key(key[len(SHARD) + 1:-1]), "shard")
+    return moved
+
+
+def _split_legacy_indexes(r: redis.Redis) -> dict[str, int]:
+    """The one outbox, in-flight set, mailbox set and dead-letter list, into their buckets
+    (one transaction)."""
+    pipe = r.pipeline(transaction=True)
+    outbox = cast(list[tuple[str, float]], r.zrange(OUTBOX, 0, -1, withscores=True))
+    for d, at in outbox:
+        pipe.zadd(outbox_key(delivery_bucket(d)), {d: at})
+    for d in cast(set[str], r.smembers(INFLIGHT)):
+        pipe.sadd(inflight_key(delivery_bucket(d)), d)
+    for u in cast(set[str], r.smembers(MAILBOXES)):
+        pipe.sadd(mailboxes_key(bucket(u)), u)
+    dead = cast(list[str], r.lrange(DEAD, 0, -1))
+    for raw in dead:
+        pipe.rpush(dead_key(_dead_bucket(raw)), raw)
+    pipe.delete(*_LEGACY_INDEXES)
+    pipe.execute()
+    return {"outbox": len(outbox), "dead letters": len(dead)}
+
+
+def _dead_bucket(raw: str) -> int:
+    """A dead letter's bucket: its delivery's, 0 for one without (a quarantined message)."""
+    try:
+        delivery_id = json.loads(raw).get("delivery_id")
+    except (ValueError, AttributeError):
+        delivery_id = None
+    return delivery_bucket(delivery_id) if isinstance(delivery_id, str) else 0
+
+
+def _dead_at(raw: str) -> str:
+    try:
+        return str(json.loads(raw).get("at") or "")
+    except (ValueError, AttributeError):
+        return ""
 
 
 @contextmanager

@@ -513,7 +513,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         from memq.workers.metrics import RedisCollector  # noqa: PLC0415
 
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(RedisCollector(wiring.coord().r))
+        registry.register(RedisCollector(wiring.coord()))
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     from memq.workers import console  # noqa: PLC0415

@@ -20,15 +20,7 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.workers.coord import (
-    DEAD,
-    INFLIGHT,
-    MAILBOXES,
-    METRICS,
-    OUTBOX,
-    SAMPLES,
-    delivery_key,
-)
+from memq.workers.coord import METRICS, SAMPLES, Coord
 from memq.workers.wire import QUEUES
 
 KEY = METRICS
@@ -188,30 +180,17 @@ def freshness(stored: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
     return out
 
 
-def gauges(client: redis.Redis) -> dict[str, Any]:
+def gauges(coord: Coord) -> dict[str, Any]:
     """What is waiting now: queue lengths, in flight, oldest in-flight age, dead letters."""
-    pipe = client.pipeline(transaction=False)
-    for q in QUEUES:
-        pipe.llen(q)
-    pipe.scard(INFLIGHT)
-    pipe.llen(DEAD)
-    pipe.scard(MAILBOXES)
-    pipe.zrange(OUTBOX, 0, 0)
-    *lengths, inflight, dead, mailboxes, first = pipe.execute()
-    oldest = None
-    if first:
-        enqueued = client.hget(delivery_key(first[0]), "enqueued_at")
-        if enqueued:
-            oldest = max(0.0, time.time() - float(cast(str, enqueued)))
-    return {"queues": dict(zip(QUEUES, lengths, strict=True)), "inflight": inflight,
-            "dead_letters": dead, "mailboxes": mailboxes, "oldest_inflight_s": oldest}
+    return {"queues": dict(zip(QUEUES, coord.queue_lengths(QUEUES), strict=True)),
+            **coord.backlog(time.time())}
 
 
 class RedisCollector:
     """A prometheus_client collector over :func:`read` and :func:`gauges`."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self.r = client
+    def __init__(self, coord: Coord) -> None:
+        self.coord, self.r = coord, coord.r
 
     def describe(self) -> list[Any]:
         return []  # unchecked: the series are only known at scrape time
@@ -243,7 +222,7 @@ class RedisCollector:
                     family.add_metric([dict(labels).get(n, "") for n in label_names],
                                       values.get("", 0.0))
             yield family
-        now = gauges(self.r)
+        now = gauges(self.coord)
         depth = GaugeMetricFamily("memq_queue_depth", "Messages waiting on a broker queue",
                                   labels=["queue"])
         for q, n in now["queues"].items():
@@ -263,17 +242,18 @@ class RedisCollector:
 SAMPLES_KEPT = 2_880  # at the reaper's 5 s: four hours
 
 
-def record_sample(client: redis.Redis, now: float) -> None:
+def record_sample(coord: Coord, now: float) -> None:
     """One point of the console's charts: the counters (turns extracted, memory changes,
     dead letters) and the gauges, now. The reaper records one per interval (one worker of
     all takes the turn), in a capped list: the charts need a history, the counters alone are
     totals."""
+    client = coord.r
     stored = read(client)
 
     def total(name: str) -> float:
         return sum(v.get("", 0.0) for v in stored.get(name, {}).values())
 
-    now_g = gauges(client)
+    now_g = gauges(coord)
     point = {"t": round(now, 3), "turns": total("memq_turns_total"),
              "written": total("memq_memories_written_total"),
              "dead_total": total("memq_dead_letters_total"),

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import SecretStr
 
@@ -80,6 +80,22 @@ def _redis(s: Settings) -> str:
     return f"{mask_url(s.redis_url)} (appendonly {aof})"
 
 
+def _state(s: Settings) -> str:
+    """The coordination state's Redis, when apart from the broker's (a cluster: its state)."""
+    import redis  # noqa: PLC0415
+    from redis.cluster import RedisCluster  # noqa: PLC0415
+
+    if not s.state_cluster:
+        return _redis(s.model_copy(update={"redis_url": s.state_url}))
+    cluster = RedisCluster.from_url(s.state_url, socket_timeout=PING_TIMEOUT_S,
+                                    socket_connect_timeout=PING_TIMEOUT_S)
+    info = cast(dict[str, Any], cluster.cluster_info())
+    if info.get("cluster_state") != "ok":
+        raise redis.RedisError(f"cluster_state {info.get('cluster_state')}")
+    nodes = len(cluster.get_primaries())  # type: ignore[no-untyped-call]
+    return f"{mask_url(s.state_url)} (Redis Cluster: {nodes} primaries, state ok)"
+
+
 def _neo4j(s: Settings, uri: str) -> str:
     import neo4j  # noqa: PLC0415
 
@@ -136,7 +152,9 @@ def _embedder(_: Settings) -> str:
 def doctor(s: Settings | None = None, *, services_only: bool = False) -> list[Check]:
     """Each dependency, one check each; ``services_only``: the three stores (readiness)."""
     s = s or wiring.settings()
-    checks = [_timed("redis", lambda: _redis(s)), *_store_checks(s)]
+    checks = [_timed("redis", lambda: _redis(s)),
+              *([_timed("redis-state", lambda: _state(s))] if s.state_url != s.redis_url
+                else []), *_store_checks(s)]
     if services_only:
         return checks
     checks.append(_timed("llm", lambda: _llm(s)))
@@ -232,7 +250,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     s = s or wiring.settings()
     coord = wiring.coord()
     coord.r.ping()
-    now = gauges(coord.r)
+    now = gauges(coord)
     now["workers"] = _workers()
     now["replans"] = coord.stat("replans")
     now["freshness"] = freshness(read(coord.r))

@@ -42,7 +42,7 @@ def reap(now: float) -> tuple[int, int]:
         return 0, 0
     from memq.workers.metrics import record_sample  # noqa: PLC0415
 
-    record_sample(coord.r, now)  # the console's charts: one point per interval
+    record_sample(coord, now)  # the console's charts: one point per interval
     republished = 0
     due = coord.due(now)
     on_queue = queued_deliveries(coord) if due else set()

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 # Secrets that may come from a file instead (MEMQ_<NAME>_FILE=/run/secrets/...: Docker's and
 # Kubernetes' way); the variable itself wins when both are set.
-SECRET_FILES = ("redis_url", "neo4j_password", "llm_api_key", "embed_api_key", "api_key")
+SECRET_FILES = ("redis_url", "state_url", "neo4j_password", "llm_api_key", "embed_api_key",
+                "api_key")
 
 
 class Settings(BaseSettings):
@@ -37,9 +38,16 @@ class Settings(BaseSettings):
     redis_db: int = 0
     """the Redis database of the URL made from the port"""
     redis_url: str = Field(default="", json_schema_extra={"shown": "from the port"})
-    """broker and coordination (`redis://`, `rediss://` with TLS or `unix://`; a password or an
-    ACL user in it: `rediss://memq:PASSWORD@host:6380/0?ssl_ca_certs=/ca.crt&ssl_cert_reqs=required`);
-    set, it wins over the port"""
+    """the broker, and the coordination state unless `MEMQ_STATE_URL` is set (`redis://`,
+    `rediss://` with TLS or `unix://`; a password or an ACL user in it:
+    `rediss://memq:PASSWORD@host:6380/0?ssl_ca_certs=/ca.crt&ssl_cert_reqs=required`); set, it
+    wins over the port"""
+    state_url: str = Field(default="", json_schema_extra={"shown": "MEMQ_REDIS_URL"})
+    """the coordination state (deliveries, mailboxes, claims, ledgers, the shard map, keys,
+    metrics) on a Redis of its own: with `MEMQ_STATE_CLUSTER=on`, any node of a Redis Cluster
+    (kombu, the broker, has no Redis Cluster transport: the broker stays on `MEMQ_REDIS_URL`)"""
+    state_cluster: bool = False
+    """`MEMQ_STATE_URL` is a Redis Cluster node (memq's keys keep a user's in one slot)"""
     chroma_host: str = "127.0.0.1"
     """Chroma server (`chroma run`)"""
     neo4j_uri: str = Field(default="", json_schema_extra={"shown": "from the port"})
@@ -228,9 +236,15 @@ class Settings(BaseSettings):
     def _urls(self) -> Settings:
         if not self.redis_url:
             self.redis_url = f"redis://127.0.0.1:{self.redis_port}/{self.redis_db}"
-        if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"MEMQ_REDIS_URL must start with redis://, rediss:// or unix://, "
-                             f"not {self.redis_url.split(':', 1)[0]!r}")
+        for name, url in (("MEMQ_REDIS_URL", self.redis_url), ("MEMQ_STATE_URL", self.state_url)):
+            if url and not url.startswith(("redis://", "rediss://", "unix://")):
+                raise ValueError(f"{name} must start with redis://, rediss:// or unix://, "
+                                 f"not {url.split(':', 1)[0]!r}")
+        if self.state_cluster and not self.state_url:
+            raise ValueError("MEMQ_STATE_CLUSTER=on needs MEMQ_STATE_URL (a node of the cluster; "
+                             "the broker stays on MEMQ_REDIS_URL)")
+        if not self.state_url:
+            self.state_url = self.redis_url
         if not self.neo4j_uri:
             self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_port}"
         for uri in self.graph_uris():

@@ -1,7 +1,8 @@
 """Store shards: which Neo4j and which Chroma hold a user's data (the map, kept in Redis).
 
-    memq:shard:{<user>}   hash: neo4j -> index, chroma -> index (the user in a hash tag: on
-                          Redis Cluster the entry lives in the user's slot)
+    memq:shard:{<bucket>}:<user>   hash: neo4j -> index, chroma -> index, epoch, moving (the
+                          user's bucket as the hash tag: on Redis Cluster the entry is in the
+                          slot of the user's other keys, workers.coord)
 
 The shards of a kind are the configured instances in order (``Settings.graph_uris``,
 ``chroma_addresses``); the first is the single instance of an unsharded deployment. A user
@@ -27,6 +28,7 @@ from typing import cast
 import redis
 
 from memq.pipeline.errors import TransientError
+from memq.workers.coord import user_key
 
 KINDS = ("neo4j", "chroma")
 FIELDS = (*KINDS, "epoch", "moving")
@@ -34,7 +36,7 @@ PREFIX = "memq:shard:"
 
 
 def entry_key(user_id: str) -> str:
-    return f"{PREFIX}{{{user_id}}}"
+    return user_key("shard", user_id)
 
 
 def home(kind: str, user_id: str, shards: int) -> int:

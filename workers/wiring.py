@@ -36,7 +36,8 @@ def coord() -> Coord:
     s = settings()
     from memq.workers.coord import Coord  # noqa: PLC0415  (redis: not for every command)
 
-    return Coord.from_url(s.redis_url, ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
+    return Coord.from_url(s.state_url, broker_url=s.redis_url, cluster=s.state_cluster,
+                          ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
 
 
 @cache

@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from integration.conftest import REDIS_BASE, REPO, Worker, memq, memq_env, start_worker
+from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
 
@@ -62,6 +63,19 @@ def test_stress_eight_workers_on_a_loaded_host(services: None) -> None:
     figures = _stress("--users", "10", "--turns", "40", "--workers", "8", "--redeliver",
                       "--shuffle", "--cpu-burn", "4", "--seed", "4")
     assert figures["cpu burners"] == "4"
+
+
+def test_stress_state_on_a_redis_cluster_with_workers_killed(services: None) -> None:
+    """The coordination state on a Redis Cluster of three primaries made by the run
+    (scripts/redis_cluster.py), the broker on the tests' Redis: every script and transaction
+    of workers.coord in one slot (the cluster refuses any other), the reaper reading every
+    bucket, workers killed mid-run; the oracle holds and the keys spread over the nodes."""
+    figures = _stress("--users", "10", "--turns", "40", "--workers", "3", "--redeliver",
+                      "--shuffle", "--kill-workers", "--fault-every", "4", "--seed", "6",
+                      "--state-cluster", "3")
+    assert figures["state"].startswith("Redis Cluster, 3 primaries")
+    per_node = [int(n) for n in figures["state keys per primary"].split(",")]
+    assert len(per_node) == 3 and min(per_node) > 0, per_node
 
 
 def _can_make_namespaces() -> bool:
@@ -188,7 +202,7 @@ def test_a_drain_frozen_between_plan_and_commit_is_refused(
     facts = [f for f in _read(env, "facts", "--user", user_id)
              if f["invalid_at"] is None and f["expired_at"] is None]
     assert [f["object"] for f in facts] == ["Ubuntu 22.04"]
-    assert r.llen("memq:deadletter") == 0
+    assert Coord(r).dead_count() == 0
 
 
 def test_worker_killed_between_plan_and_commit_completes_exactly_once(
@@ -207,14 +221,14 @@ def test_worker_killed_between_plan_and_commit_completes_exactly_once(
     _wait_for(doomed, b"fault injection: delaying")
     os.killpg(doomed.proc.pid, signal.SIGKILL)  # the whole worker: main process and pool
     doomed.proc.wait(timeout=10)
-    assert int(r.scard("memq:inflight")) >= 1  # not lost...
+    assert Coord(r).inflight() >= 1  # not lost...
 
     rescuer = start_worker(tmp_path, "rescuer", concurrency=1, env=env)
     try:
         memq("wait", "--timeout", "120", env=env)  # ...the reaper wakes the user's mailbox
     finally:
         rescuer.stop()
-    assert r.llen("memq:deadletter") == 0
+    assert Coord(r).dead_count() == 0
     memories = _read(env, "memories", "--user", user_id, "--all")
     assert sorted((m["content"], m["status"]) for m in memories) == [
         ("The user is a product manager.", "current"),

@@ -108,25 +108,31 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     from memq.workers import tasks
-    from memq.workers.coord import Coord
+    from memq.workers.coord import (
+        Coord,
+        delivery_bucket,
+        delivery_key,
+        inflight_key,
+        new_delivery_id,
+    )
     from memq.workers.wire import task_message
 
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     tasks.app.conf.broker_url = REDIS_URL
     # An off-contract batch in the outbox: the message is fine, the batch is not.
-    delivery = uuid.uuid4().hex
+    delivery = new_delivery_id(user_id)
     bad = json.dumps({"schema_version": "99", "user_id": user_id, "session_id": "s",
                       "turns": []})
-    r.hset(f"memq:delivery:{delivery}", mapping={"user": user_id, "batch": bad,
+    r.hset(delivery_key(delivery), mapping={"user": user_id, "batch": bad,
                                                   "enqueued_at": "1.0", "state": "queued"})
-    r.sadd("memq:inflight", delivery)
+    r.sadd(inflight_key(delivery_bucket(delivery)), delivery)
     # published the way enqueue publishes (tasks.publish_extract, on the tests' Redis db)
     Coord.from_url(REDIS_URL).publish(*task_message(
         "memq.extract", [{"v": "1", "user_id": user_id, "delivery_id": delivery,
                           "token": None}]))
     # An off-contract message (the old payload shape): dead-lettered with the reason too.
-    other = uuid.uuid4().hex
-    r.sadd("memq:inflight", other)
+    other = new_delivery_id(user_id)
+    r.sadd(inflight_key(delivery_bucket(other)), other)
     tasks.extract.apply_async(({"delivery_id": other, "batch": {"user_id": user_id}},))
     wait_done(60)
     dead = {d["delivery_id"]: d for d in memq_json("deadletters")}

@@ -14,6 +14,7 @@ import redis
 from poison import garbage
 
 from integration.conftest import REDIS_BASE, demo_lines, memq, memq_env, start_worker
+from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
 
@@ -33,15 +34,15 @@ def test_garbage_on_every_queue_is_quarantined_and_workers_live(
                 r.lpush(queue, raw)
                 planted += 1
         deadline = time.monotonic() + 60
-        while r.llen("memq:deadletter") < planted:
-            assert time.monotonic() < deadline, (r.llen("memq:deadletter"), planted)
+        while Coord(r).dead_count() < planted:
+            assert time.monotonic() < deadline, (Coord(r).dead_count(), planted)
             for w in workers:
                 assert w.proc.poll() is None, w.log.read_text()[-3000:]
             time.sleep(0.2)
         time.sleep(1)
-        assert r.llen("memq:deadletter") == planted  # each once, none lost, none doubled
+        assert Coord(r).dead_count() == planted  # each once, none lost, none doubled
         assert all(w.proc.poll() is None for w in workers)
-        entries = [json.loads(x) for x in r.lrange("memq:deadletter", 0, -1)]
+        entries = Coord(r).dead_letters()
         assert all(e["reason"] for e in entries)
         quarantined = [e for e in entries if e["stage"].startswith("broker:")]
         assert all(base64.b64decode(e["message"]["raw_base64"]) for e in quarantined)

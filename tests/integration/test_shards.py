@@ -12,6 +12,7 @@ import redis
 
 from integration.conftest import CHROMA_PORT, REDIS_URL, free_port, memq, memq_env
 from memq.pipeline.errors import TransientError
+from memq.workers.coord import user_tag
 from memq.workers.shards import Placement, ShardMap, entry_key, home
 
 pytestmark = pytest.mark.integration
@@ -27,7 +28,7 @@ def test_a_user_is_placed_once_and_stays_when_shards_are_added(services: None) -
     assert placed == Placement(home("neo4j", user, 2), home("chroma", user, 3))
     assert two.of(user) == placed == two.place(user)
     assert ShardMap(r, neo4j=5, chroma=7).of(user) == placed  # more shards: it stays
-    assert "{" + user + "}" in entry_key(user)  # its own hash tag (Redis Cluster's slot)
+    assert entry_key(user).startswith(f"memq:shard:{user_tag(user)}:")  # the user's slot
     r.delete(entry_key(user))
 
 

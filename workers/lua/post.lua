@@ -2,7 +2,8 @@
 -- the user was forgotten since the delivery was enqueued, or the delivery is no longer there
 -- (finished by another run of it, or by forget), or the user's data moved to another store
 -- shard since the extraction placed it (or is moving now): then nothing is written.
--- KEYS: extracted, mailbox, mailboxes, outbox, delivery, claim, forgotten, shard entry
+-- KEYS: extracted, mailbox, the bucket's mailboxes and outbox, delivery, claim, forgotten,
+--       shard entry (all in the user's bucket: one Redis Cluster slot)
 -- ARGV: extracted json, ttl s, score, delivery id, user, new token, lease ms, enqueued at,
 --       the shard epoch the extraction wrote under ('' unsharded: not checked)
 -- The new token when this post claimed the user, 1 when it posted for the claimant to
