@@ -41,15 +41,7 @@ class Cluster:
         for _ in range(n):
             self.ports.append(_free_port(self.ports))
         for port in self.ports:
-            folder = home / str(port)
-            folder.mkdir(parents=True, exist_ok=True)
-            subprocess.run(
-                ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                 "--cluster-enabled", "yes", "--cluster-config-file", str(folder / "nodes.conf"),
-                 "--dir", str(folder), "--daemonize", "yes", "--save", "",
-                 "--appendonly", "yes", "--appendfsync", "everysec",
-                 "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log")],
-                check=True)
+            self._start(port)
         for port in self.ports:
             self._until(lambda p=port: self._cli(p, "ping").strip() == "PONG", "start")
         subprocess.run(["redis-cli", "--cluster", "create",
@@ -57,6 +49,29 @@ class Cluster:
                         "--cluster-yes"], check=True, stdout=subprocess.DEVNULL)
         self._until(lambda: all("cluster_state:ok" in self._cli(p, "cluster", "info")
                                 for p in self.ports), "agree on the slots")
+
+    def _start(self, port: int) -> None:
+        folder = self.home / str(port)
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+             "--cluster-enabled", "yes", "--cluster-config-file", str(folder / "nodes.conf"),
+             "--dir", str(folder), "--daemonize", "yes", "--save", "",
+             "--appendonly", "yes", "--appendfsync", "everysec",
+             "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log")],
+            check=True)
+
+    def stop(self, i: int) -> None:
+        """Primary ``i`` shut down as an operator would (SHUTDOWN: its AOF written out); its
+        slots answer nothing until ``start(i)``."""
+        self._cli(self.ports[i], "shutdown")
+        self._until(lambda: self._cli(self.ports[i], "ping").strip() != "PONG", "stop")
+
+    def start(self, i: int) -> None:
+        """Primary ``i`` back, from its AOF and nodes.conf; returns once the cluster is ok."""
+        self._start(self.ports[i])
+        self._until(lambda: all("cluster_state:ok" in self._cli(p, "cluster", "info")
+                                for p in self.ports), "agree on the slots again")
 
     @property
     def url(self) -> str:

@@ -325,6 +325,94 @@ class Sizes:
         self.thread.join(timeout=5)
 
 
+def wait_through(coord: Any, timeout_s: float) -> bool:
+    """``coord.wait``, through an outage of the state's Redis (--restart-state-node: a count
+    of the buckets fails while one primary is down; waiting resumes on its return)."""
+    import redis
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return bool(coord.wait(max(0.0, deadline - time.monotonic())))
+        except redis.RedisError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+
+
+class StateRestart:
+    """--restart-state-node I: primary I of the state's cluster shut down once work flows,
+    after --restart-after s, for --down-s, then started again; the deliveries finished while
+    it was down are counted, of the users whose bucket it holds and of the others (from a
+    second after it went down: one under way may have finished meanwhile)."""
+
+    def __init__(self, args: argparse.Namespace, cluster: Any, coord: Any,
+                 users: list[str]) -> None:
+        import redis
+
+        from memq.workers.coord import FINISHED, user_key
+
+        if cluster is None:
+            sys.exit("stress: --restart-state-node needs --state-cluster N")
+        slots = coord.r.nodes_manager
+        port_of = {u: slots.get_node_from_slot(coord.r.keyslot(user_key("mbox", u))).port
+                   for u in users}
+        self.i = args.restart_state_node
+        if self.i < 0:
+            held = Counter(port_of.values())
+            self.i = max(range(len(cluster.ports)), key=lambda i: held[cluster.ports[i]])
+        self.args, self.cluster = args, cluster
+        self.on_node = {u for u, port in port_of.items() if port == cluster.ports[self.i]}
+        self.finished: list[tuple[float, str]] = []
+        self.down_at = self.up_at = None
+        self.stop, self.flowing = threading.Event(), threading.Event()
+        # a node that stays up hears every PUBLISH (the cluster bus carries them)
+        other = cluster.ports[(self.i + 1) % len(cluster.ports)]
+        self.pubsub = redis.Redis(port=other, decode_responses=True).pubsub(
+            ignore_subscribe_messages=True)
+        self.pubsub.subscribe(FINISHED)
+        threading.Thread(target=self._listen, daemon=True).start()
+        self.thread = threading.Thread(target=self._restart, daemon=True)
+        self.thread.start()
+
+    def _listen(self) -> None:
+        while not self.stop.is_set():
+            m = self.pubsub.get_message(timeout=0.5)  # blocks up to 0.5 s: not a poll
+            if m:
+                self.finished.append((time.monotonic(), str(m["data"])))
+                self.flowing.set()
+
+    def _restart(self) -> None:
+        while not self.flowing.wait(0.5):
+            if self.stop.is_set():
+                return
+        if self.stop.wait(self.args.restart_after):
+            return
+        self.cluster.stop(self.i)
+        self.down_at = time.monotonic()
+        self.stop.wait(self.args.down_s)
+        self.up_at = time.monotonic()
+        self.cluster.start(self.i)
+
+    def figures(self, published: dict[str, str]) -> dict[str, object]:
+        out: dict[str, object] = {"state node restarted": self.i,
+                                  "users on that node": len(self.on_node)}
+        mine = others = 0
+        if self.down_at is not None and self.up_at is not None:
+            out["state node down seconds"] = round(self.up_at - self.down_at, 1)
+            for at, delivery in self.finished:
+                if self.down_at + 1.0 <= at <= self.up_at and delivery in published:
+                    on = published[delivery] in self.on_node
+                    mine, others = mine + on, others + (not on)
+        out["done while down, its users"] = mine
+        out["done while down, other users"] = others
+        return out
+
+    def close(self) -> None:
+        self.thread.join(timeout=self.args.down_s + 120)
+        self.stop.set()
+
+
 def redis_commands(coord: Any) -> int:
     """Commands the broker's and the state's Redis processed so far (every primary of a
     cluster)."""
@@ -429,6 +517,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--state-cluster", type=int, default=0, metavar="N",
                     help="the coordination state on a Redis Cluster of N primaries started "
                          "for the run (the broker stays on --redis-url)")
+    ap.add_argument("--restart-state-node", type=int, default=None, metavar="I",
+                    help="with --state-cluster: shut primary I down mid-run (after "
+                         "--restart-after s of work, for --down-s), then start it again; "
+                         "-1: the primary holding most of the run's users")
     ap.add_argument("--fault-every", type=float, default=8.0)
     ap.add_argument("--pause-s", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -485,7 +577,7 @@ def main() -> int:
             ("MEMQ_CHROMA_PORT", "8000"))]
         HOSTS = netns.Hosts(args.netns, ports + (shards.ports() if shards else []))
     try:
-        return run(args, env, shards)
+        return run(args, env, shards, cluster)
     finally:
         if HOSTS is not None:
             HOSTS.close()
@@ -495,8 +587,8 @@ def main() -> int:
             cluster.close()
 
 
-def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one run, in order)
-        shards: Shards | None) -> int:
+def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0912, PLR0915  (one run)
+        shards: Shards | None, cluster: Any = None) -> int:
     from memq.workers import wiring
     from memq.workers.client import enqueue, parse_lines
 
@@ -521,6 +613,8 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
     faults = Faults(args, workers, env, logdir, rng)
     if shards is not None:
         shards.start(coord, [p.user_id for p in plans])
+    restart = (StateRestart(args, cluster, coord, [p.user_id for p in plans])
+               if args.restart_state_node is not None else None)
     started = time.monotonic()
     published: dict[str, str] = {}  # delivery id -> user
     try:
@@ -529,14 +623,16 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
             t0 = time.perf_counter()
             published.update((p.delivery_id, p.user_id) for p in enqueue([batch]))
             enqueue_times.append(time.perf_counter() - t0)
-        done = coord.wait(args.timeout)
+        done = wait_through(coord, args.timeout)
         if shards is not None and shards.quiesce():  # a move's refused posts: extracted again
-            done = coord.wait(args.timeout)
+            done = wait_through(coord, args.timeout)
         seconds = time.monotonic() - started
         load = os.getloadavg()
     finally:
         faults.close()
         sizes.close()
+        if restart is not None:
+            restart.close()
         for w in workers:
             signal_group(w, signal.SIGTERM)
         for w in workers:
@@ -585,6 +681,8 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0915  (one ru
     if shards is not None:
         figures.update(shards.figures([p.user_id for p in plans], published,
                                       wiring.shard_map().of))
+    if restart is not None:
+        figures.update(restart.figures(published))
     for key, value in figures.items():
         print(f"{key:>26}: {value}")
     bad = not done or dead or score["expected"] != score["found"] or any(

@@ -59,7 +59,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -411,7 +411,10 @@ class Coord:
         emits nothing when none has."""
         now = time.monotonic()
         if now - self._hooks_at > HOOKS_CACHE_S:
-            self._hooks_on, self._hooks_at = bool(self.r.exists(HOOKS)), now
+            # its node down (a cluster): as last known, asked again after HOOKS_CACHE_S
+            with suppress(redis.RedisError):
+                self._hooks_on = bool(self.r.exists(HOOKS))
+            self._hooks_at = now
         return self._hooks_on
 
     @staticmethod
@@ -586,8 +589,10 @@ class Coord:
             args=[json.dumps(entry, ensure_ascii=False, default=str), self.dead_max,
                   delivery_id, OUTCOME_TTL_S, "1" if user_id else ""]))
         if recorded:
-            # workers.metrics' counter (its field format): after the fact, in another slot
-            self.r.hincrby(METRICS, field, 1)
+            # workers.metrics' counter (its field format): after the fact, in another slot,
+            # best effort as every metric (workers.metrics.Metrics._send)
+            with suppress(redis.RedisError):
+                self.r.hincrby(METRICS, field, 1)
             self.r.publish(FINISHED, delivery_id)
             if user_id:
                 self.emit("delivery.dead_lettered", user_id, delivery_id=delivery_id)
@@ -731,7 +736,10 @@ class Coord:
                 "mailboxes": sum(got[2::4]), "oldest_inflight_s": oldest}
 
     def count(self, stat: str, n: int = 1) -> None:
-        self.r.incrby(_STATS + stat, n)
+        """A counter of the stress runs and benches (best effort: on a cluster its key's node
+        may be down while the user's is up, and the work goes on)."""
+        with suppress(redis.RedisError):
+            self.r.incrby(_STATS + stat, n)
 
     def stat(self, stat: str) -> int:
         value = self.r.get(_STATS + stat)

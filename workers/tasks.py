@@ -21,6 +21,7 @@ dead-letters the deliveries involved with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Iterator
@@ -134,7 +135,8 @@ class Stage(Task):  # type: ignore[misc]
                 raise
             wait = _backoff(attempt)
             if msg.delivery_id:  # not re-published by the reaper while it waits to retry
-                wiring.coord().touch(msg.delivery_id, time.time() + wait + s.stall_s)
+                with contextlib.suppress(redis.RedisError):  # (Redis down: the reaper may)
+                    wiring.coord().touch(msg.delivery_id, time.time() + wait + s.stall_s)
             log.warning("transient error, retrying", attempt=attempt, error=str(exc))
             raise self.retry(exc=exc, countdown=wait) from exc
 

@@ -78,6 +78,19 @@ def test_stress_state_on_a_redis_cluster_with_workers_killed(services: None) -> 
     assert len(per_node) == 3 and min(per_node) > 0, per_node
 
 
+def test_stress_state_node_restarted_only_its_users_wait(services: None) -> None:
+    """A primary of the state's cluster (the one holding most of the run's users) shut down
+    mid-run for 8 s and started again: its users' deliveries wait (none finishes while it is
+    down), the other users' go on, nothing is lost."""
+    figures = _stress("--users", "12", "--turns", "100", "--workers", "3", "--state-cluster",
+                      "3", "--restart-state-node", "-1", "--restart-after", "3", "--down-s",
+                      "8", "--seed", "7")
+    assert int(figures["users on that node"]) >= 1
+    assert float(figures["state node down seconds"]) >= 7.5
+    assert figures["done while down, its users"] == "0"
+    assert int(figures["done while down, other users"]) >= 1
+
+
 def _can_make_namespaces() -> bool:
     res = subprocess.run(["ip", "netns", "add", "memq-probe"], check=False,
                          capture_output=True)
