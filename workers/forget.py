@@ -204,14 +204,20 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
     log.info("forgetting user", user_id=user_id)
     with _held(coord, user_id, lock_wait_s):
-        chroma = wiring.chroma_for(user_id).delete_user(user_id)
+        home = wiring.shard_map().of(user_id)
+        # every shard, not only the user's: an extraction that read the placement before a
+        # move and wrote its episodes after the move deleted the source left them there
+        # (workers.shards.move); on the shards not the user's, nothing of record is kept
+        chroma = sum(stores.delete_user(user_id) for stores in wiring.chromas())
+        elsewhere = sum(g.delete_user(user_id) for i, g in enumerate(wiring.graphs())
+                        if i != home.neo4j)
         redis_keys = coord.forget_traces(user_id)
         dead = drop_dead_letters(coord, user_id)
         queued = purge_queued(coord, user_id)
         # the FORGET entry only if anything was there
-        graph = wiring.graph_for(user_id).forget_user(
+        graph = elsewhere + wiring.graphs()[home.neo4j].forget_user(
             user_id, tombstone(user_id, ALL_MEMORIES, at),
-            changed_elsewhere=bool(chroma or redis_keys or dead or queued))
+            changed_elsewhere=bool(chroma or elsewhere or redis_keys or dead or queued))
     report = ForgetReport(user_id=user_id, chroma=chroma, graph=graph, redis_keys=redis_keys,
                           queued=queued, dead_letters=dead)
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})

@@ -162,8 +162,8 @@ def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
 
     An extraction that wrote episodes to the source during the move is refused at its post
     and extracted again at the target; the episodes it left on the source are deleted with
-    the rest, unless it wrote them after step 4 (it then posts nothing: they are unreachable,
-    and ``memq forget --purge`` on the source's users would remove them). Any failure
+    the rest, unless it wrote them after step 4 (it then posts nothing: they are unreachable
+    by reads, and ``memq forget`` of the user deletes them: it wipes every shard). Any failure
     before step 4 gives the move up: the user stays at the source."""
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.tasks import publish_apply  # noqa: PLC0415

@@ -4,13 +4,15 @@ stress run with a shard restarted is in test_concurrency.py."""
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import redis
 
-from integration.conftest import CHROMA_PORT, REDIS_URL, free_port, memq, memq_env
+from integration.conftest import CHROMA_PORT, REDIS_URL, REPO, free_port, memq, memq_env
 from memq.pipeline.errors import TransientError
 from memq.workers.coord import user_tag
 from memq.workers.shards import Placement, ShardMap, entry_key, home
@@ -84,3 +86,34 @@ def test_move_user_refuses_a_shard_that_is_not_there_or_the_same_instance(
     assert json.loads(stay.stdout)["target"] == {"neo4j": 0, "chroma": 0, "epoch": 0}
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     assert not r.exists(entry_key(user))  # nothing to move: nothing recorded
+
+
+def test_forget_wipes_the_user_on_every_shard(services: None, tmp_path: Path) -> None:
+    """Episodes an extraction wrote to a shard that is not the user's (it read the placement
+    before a move and wrote after the move deleted the source: workers.shards.move) are
+    unreachable by reads; forgetting the user deletes them too."""
+    from datetime import UTC, datetime
+
+    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.schemas import Turn
+
+    port = free_port()
+    second = {**memq_env(), "MEMQ_HOME": str(tmp_path / "chroma-1"),
+              "MEMQ_CHROMA_PORT": str(port)}
+    script = [str(REPO / "scripts" / "services")]
+    subprocess.run([*script, "up", "chroma"], env=second, check=True,
+                   stdout=subprocess.DEVNULL)
+    try:
+        env = memq_env(MEMQ_CHROMA_SHARDS=f"127.0.0.1:{port}")
+        user = f"shard-{uuid.uuid4().hex[:8]}"  # unmapped: its shard is chroma 0
+        orphan = ChromaStores.connect("127.0.0.1", port)
+        now = datetime.now(UTC)
+        turn = Turn(turn_id="t1", role="user", content="I live in Porto.", timestamp=now)
+        assert orphan.add(user, "s1", [turn], [[0.1] * 384], "test-model", now) == 1
+        assert len(orphan.episodes(user)) == 1
+        report = json.loads(memq("forget", "--user", user, "--json", env=env).stdout)
+        assert report["chroma"] >= 1, report
+        assert orphan.episodes(user) == []
+    finally:
+        subprocess.run([*script, "down", "chroma"], env=second, check=False,
+                       stdout=subprocess.DEVNULL)
