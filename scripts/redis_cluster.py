@@ -1,7 +1,8 @@
 """A Redis Cluster of N primaries on loopback, for a test or a stress run (``--state-cluster``):
 Debian's redis-server with ``--cluster-enabled yes``, AOF on as scripts/services runs Redis,
 on free ports under a folder of its own; the slots spread by ``redis-cli --cluster create``.
-No replicas: the run checks memq's keys against the cluster's slot rules, not failover."""
+No replicas: the run checks memq's keys against the cluster's slot rules and what a primary
+that is down stops (``cluster-require-full-coverage no``: only its slots), not failover."""
 
 from __future__ import annotations
 
@@ -56,6 +57,9 @@ class Cluster:
         subprocess.run(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
              "--cluster-enabled", "yes", "--cluster-config-file", str(folder / "nodes.conf"),
+             # the other primaries go on serving their slots while one is down (by default a
+             # cluster with a slot uncovered refuses every command: CLUSTERDOWN)
+             "--cluster-require-full-coverage", "no",
              "--dir", str(folder), "--daemonize", "yes", "--save", "",
              "--appendonly", "yes", "--appendfsync", "everysec",
              "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log")],

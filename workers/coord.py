@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import threading
 import time
@@ -67,7 +68,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 BUCKETS = 256  # the users' buckets: the Redis Cluster slots memq's per-user keys use
 INFLIGHT = "memq:inflight"  # one per bucket: inflight_key(b), and so on
@@ -83,6 +86,11 @@ _STATS = "memq:stats:"  # counters: replans, reaped
 RELEASED = "memq:released"  # a user's claim was let go (the message: the claim's key)
 FINISHED = "memq:finished"  # a delivery is done or dead-lettered (the message: its id)
 _LUA = Path(__file__).with_name("lua")
+# A cluster's node that is down fails a call within ~0.2 s (redis-py's default retries ten
+# times, up to 1 s apart: ~5 s a call): the task's backoff is the retry layer, and a worker
+# goes on with the users of the other nodes meanwhile (best-effort counters, the metrics and
+# the webhook lookup live on one node each).
+CONNECT_TIMEOUT_S = 5.0
 
 
 @cache
@@ -223,23 +231,64 @@ class Coord:
         self.cluster = isinstance(client, RedisCluster)
         self.ledger_ttl_s, self.dead_max = ledger_ttl_s, dead_max
         self._hooks_on, self._hooks_at = False, float("-inf")
-        self._accept = self.r.register_script(lua("accept"))
-        self._post = self.r.register_script(lua("post"))
-        self._release = self.r.register_script(lua("release"))
-        self._renew = self.r.register_script(lua("renew"))
-        self._drop = self.r.register_script(lua("drop"))
-        self._dead = self.r.register_script(lua("dead"))
+        self._accept = self._script("accept")
+        self._post = self._script("post")
+        self._release = self._script("release")
+        self._renew = self._script("renew")
+        self._drop = self._script("drop")
+        self._dead = self._script("dead")
 
     @classmethod
     def from_url(cls, url: str, *, broker_url: str | None = None, cluster: bool = False,
                  **limits: int) -> Coord:
         """The state at ``url`` (``cluster``: a Redis Cluster, ``url`` one of its nodes), the
         broker's queues at ``broker_url`` (default: ``url``)."""
-        state: redis.Redis = (cast(redis.Redis, RedisCluster.from_url(url, decode_responses=True))
-                              if cluster else redis.Redis.from_url(url, decode_responses=True))
+        state: redis.Redis = (cast(redis.Redis, RedisCluster.from_url(
+            url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
+            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.1), retries=3)))
+            if cluster else redis.Redis.from_url(url, decode_responses=True))
         broker = (None if broker_url in (None, url) and not cluster
                   else redis.Redis.from_url(broker_url or url, decode_responses=True))
         return cls(state, broker=broker, **limits)
+
+    def _script(self, name: str) -> Callable[..., Any]:
+        """A Lua script of workers/lua by name. On a cluster not redis-py's Script, whose
+        first call on a node (NOSCRIPT) loads the script into every primary and so fails
+        while any one is down: EVALSHA on the keys' node, EVAL there when it lacks it."""
+        if not self.cluster:
+            return cast(Callable[..., Any], self.r.register_script(lua(name)))
+        source = lua(name)
+        sha = hashlib.sha1(source.encode()).hexdigest()  # the id Redis gives the script
+
+        def call(keys: Sequence[str] = (), args: Sequence[Any] = ()) -> Any:
+            try:
+                return self.r.evalsha(sha, len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:
+                return self.r.eval(source, len(keys), *keys, *args)
+
+        return call
+
+    def _primaries(self) -> list[Any]:
+        """The cluster's primaries, in random order (PUBLISH reaches every node from any)."""
+        nodes = list(cast(RedisCluster, self.r).get_primaries())  # type: ignore[no-untyped-call]
+        random.shuffle(nodes)
+        return nodes
+
+    def _publish(self, channel: str, message: str) -> None:
+        """PUBLISH; on a cluster through the first primary that answers (redis-py sends it to
+        one default node, which may be the one that is down)."""
+        if not self.cluster:
+            self.r.publish(channel, message)
+            return
+        error: redis.RedisError | None = None
+        for node in self._primaries():
+            try:
+                self.r.execute_command(  # type: ignore[no-untyped-call]
+                    "PUBLISH", channel, message, target_nodes=node)
+                return
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                error = exc
+        raise error or redis.ConnectionError("no primary of the cluster answers")
 
     def buckets(self) -> range:
         return range(BUCKETS)
@@ -255,7 +304,7 @@ class Coord:
         """PUBLISH each message (a cluster refuses PUBLISH inside a pipeline)."""
         if self.cluster:
             for m in messages:
-                self.r.publish(channel, m)
+                self._publish(channel, m)
         elif messages:
             pipe = self.r.pipeline(transaction=False)
             for m in messages:
@@ -538,12 +587,28 @@ class Coord:
                       min(left, lease_left + 0.01 if lease_left > 0 else 0.01))
         return token
 
+    def _pubsub(self) -> Any:
+        """A Pub/Sub connection; on a cluster to the first primary that answers (redis-py's
+        goes to the channel's slot's node, which may be down; every node hears a PUBLISH)."""
+        if not self.cluster:
+            return self.r.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        error: redis.RedisError | None = None
+        for node in self._primaries():
+            try:
+                pubsub = self.r.pubsub(  # type: ignore[no-untyped-call]
+                    node=node, ignore_subscribe_messages=True)
+                pubsub.ping()
+                return pubsub
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                error = exc
+        raise error or redis.ConnectionError("no primary of the cluster answers")
+
     @contextmanager
     def _listening(self, channel: str) -> Iterator[Callable[[Callable[[str], bool], float],
                                                           bool]]:
         """Subscribe to ``channel``; yields ``heard(wanted, timeout)``: True once a message
         ``wanted`` accepts arrived, False at the timeout."""
-        pubsub = self.r.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub = self._pubsub()
         pubsub.subscribe(channel)
         pubsub.get_message(timeout=1.0)  # the subscription's confirmation: it is in place
 
@@ -593,7 +658,7 @@ class Coord:
             # best effort as every metric (workers.metrics.Metrics._send)
             with suppress(redis.RedisError):
                 self.r.hincrby(METRICS, field, 1)
-            self.r.publish(FINISHED, delivery_id)
+            self._publish(FINISHED, delivery_id)
             if user_id:
                 self.emit("delivery.dead_lettered", user_id, delivery_id=delivery_id)
         return recorded
