@@ -486,17 +486,25 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     def readyz(response: Response, creds: Credentials,
                path: str = Query(default="write", pattern="^(write|read)$")
                ) -> dict[str, Any]:
-        """``path=write`` (default): 200 when Redis answers (enqueue needs nothing else);
-        ``path=read``: 200 when Redis, Neo4j and Chroma answer. The checks' details are for
-        an admin key (or MEMQ_AUTH=off)."""
+        """``path=write`` (default): 200 when Redis answers (the broker's, and the state's
+        when apart: enqueue needs nothing else); ``path=read``: 200 when Neo4j and Chroma
+        answer too. With shards (a cluster's primaries, store shards) a kind is ready while
+        any of its shards answers: one that is down stops only its users, and taking the API
+        out of rotation would stop everyone's; ``degraded`` says some check failed. The
+        checks' details are for an admin key (or MEMQ_AUTH=off)."""
         from memq.workers.ops import doctor  # noqa: PLC0415
 
         checks = doctor(services_only=True)
-        write = all(c.ok for c in checks if c.name == "redis")
-        read = all(c.ok for c in checks)
+
+        def up(kind: str) -> bool:
+            mine = [c for c in checks if c.name == kind or c.name.startswith(kind + "[")]
+            return not mine or any(c.ok for c in mine)
+
+        write = up("redis") and up("redis-state")
+        read = write and up("neo4j") and up("chroma")
         response.status_code = 200 if (read if path == "read" else write) else 503
         out: dict[str, Any] = {"ready": read if path == "read" else write, "write": write,
-                               "read": read}
+                               "read": read, "degraded": not all(c.ok for c in checks)}
         admin = not auth_on
         if auth_on and creds is not None and write:
             key = wiring.keys().verify(creds.credentials)

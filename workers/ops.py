@@ -80,20 +80,44 @@ def _redis(s: Settings) -> str:
     return f"{mask_url(s.redis_url)} (appendonly {aof})"
 
 
-def _state(s: Settings) -> str:
-    """The coordination state's Redis, when apart from the broker's (a cluster: its state)."""
+def _state_checks(s: Settings) -> list[Check]:
+    """The coordination state's Redis when apart from the broker's: one check; on a cluster
+    one per primary (``redis-state[i]``, in the order of their first slot): a primary that is
+    down stops only its users."""
+    if s.state_url == s.redis_url:
+        return []
+    if not s.state_cluster:
+        return [_timed("redis-state", lambda: _redis(s.model_copy(update={"redis_url":
+                                                                          s.state_url})))]
     import redis  # noqa: PLC0415
     from redis.cluster import RedisCluster  # noqa: PLC0415
 
-    if not s.state_cluster:
-        return _redis(s.model_copy(update={"redis_url": s.state_url}))
-    cluster = RedisCluster.from_url(s.state_url, socket_timeout=PING_TIMEOUT_S,
-                                    socket_connect_timeout=PING_TIMEOUT_S)
-    info = cast(dict[str, Any], cluster.cluster_info())
-    if info.get("cluster_state") != "ok":
-        raise redis.RedisError(f"cluster_state {info.get('cluster_state')}")
-    nodes = len(cluster.get_primaries())  # type: ignore[no-untyped-call]
-    return f"{mask_url(s.state_url)} (Redis Cluster: {nodes} primaries, state ok)"
+    started = time.perf_counter()
+    try:
+        cluster = RedisCluster.from_url(s.state_url, socket_timeout=PING_TIMEOUT_S,
+                                        socket_connect_timeout=PING_TIMEOUT_S)
+        slots = cast(dict[Any, Any], cluster.cluster_slots())
+    except (redis.RedisError, OSError) as exc:
+        return [Check("redis-state", False, f"{mask_url(s.state_url)}: {exc}",
+                      1000 * (time.perf_counter() - started))]
+    primaries = sorted((start, tuple(node[:2])) for (start, _), node in
+                       ((k, v["primary"]) for k, v in slots.items()))
+    seen: list[tuple[str, int]] = []
+    for _, (host, port) in primaries:
+        if (str(host), int(port)) not in seen:
+            seen.append((str(host), int(port)))
+    return [_timed(f"redis-state[{i}]", functools.partial(_primary, host, port))
+            for i, (host, port) in enumerate(seen)]
+
+
+def _primary(host: str, port: int) -> str:
+    import redis  # noqa: PLC0415
+
+    client = redis.Redis(host=host, port=port, socket_timeout=PING_TIMEOUT_S,
+                         socket_connect_timeout=PING_TIMEOUT_S)
+    client.ping()
+    info = client.info("cluster")
+    return f"{host}:{port} (Redis Cluster primary, cluster_enabled {info.get('cluster_enabled')})"
 
 
 def _neo4j(s: Settings, uri: str) -> str:
@@ -152,9 +176,7 @@ def _embedder(_: Settings) -> str:
 def doctor(s: Settings | None = None, *, services_only: bool = False) -> list[Check]:
     """Each dependency, one check each; ``services_only``: the three stores (readiness)."""
     s = s or wiring.settings()
-    checks = [_timed("redis", lambda: _redis(s)),
-              *([_timed("redis-state", lambda: _state(s))] if s.state_url != s.redis_url
-                else []), *_store_checks(s)]
+    checks = [_timed("redis", lambda: _redis(s)), *_state_checks(s), *_store_checks(s)]
     if services_only:
         return checks
     checks.append(_timed("llm", lambda: _llm(s)))

@@ -279,13 +279,30 @@ def test_limits_per_tenant(worker: Worker, tmp_path: Any) -> None:
         api.stop()
 
 
+def test_a_store_shard_down_leaves_reads_ready_degraded(worker: Worker, tmp_path: Any) -> None:
+    """One Chroma shard of two down: its users' reads fail, the others' go on, so the API
+    stays in rotation for reads (``degraded``), the check names the shard."""
+    api = start_api(tmp_path / "serve.log",
+                    MEMQ_CHROMA_SHARDS=f"127.0.0.1:{free_port()}")
+    try:
+        key = new_key(A, "admin")
+        reads = httpx.get(api.base + "/readyz", params={"path": "read"}, timeout=30)
+        assert reads.status_code == 200, reads.text
+        assert reads.json() == {"ready": True, "write": True, "read": True, "degraded": True}
+        detailed = _call(api, "GET", "/readyz", key=key).json()
+        assert [c["name"] for c in detailed["checks"] if not c["ok"]] == ["chroma[1]"]
+    finally:
+        api.stop()
+
+
 def test_a_store_down_leaves_the_write_path_ready(worker: Worker, tmp_path: Any) -> None:
     api = start_api(tmp_path / "serve.log", MEMQ_CHROMA_PORT=str(free_port()))
     try:
         key = new_key(A, "admin")
         ready = httpx.get(api.base + "/readyz", timeout=30)
         assert ready.status_code == 200, ready.text
-        assert ready.json() == {"ready": True, "write": True, "read": False}  # no details
+        assert ready.json() == {"ready": True, "write": True, "read": False,
+                                "degraded": True}  # no details
         reads = httpx.get(api.base + "/readyz", params={"path": "read"}, timeout=30)
         assert reads.status_code == 503
         detailed = _call(api, "GET", "/readyz", key=key).json()
