@@ -858,7 +858,7 @@ _LEGACY_INDEXES = (OUTBOX, INFLIGHT, MAILBOXES, DEAD)
 _LEGACY_BY_DELIVERY = {"delivery": delivery_key, "extracted": _extracted_key,
                        "outcome": _outcome_key}
 _LEGACY_BY_USER = ("mbox", "owner", "turns", "forgotten")
-_NEW = re.compile(r"memq:[a-z]+:\{m[0-9a-f]{2}\}(:|$)")
+_NEW = re.compile(r"memq:[a-z]+:\{m[0-9a-f]{2}\}:")  # a key of this layout: tag, then the id
 
 
 def legacy_keys(r: redis.Redis) -> bool:

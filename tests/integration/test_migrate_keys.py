@@ -47,13 +47,15 @@ def test_migrate_keys_moves_a_running_deployments_state(services: None) -> None:
     r = redis.Redis.from_url(URL, decode_responses=True)
     r.flushdb()
     user = "tenant:al{ice}"  # a brace in the id: the bucket's tag still comes first
+    odd = "m3f"  # an id that looks like a bucket tag in the old shard key: memq:shard:{m3f}
     queued, extracted = uuid.uuid4().hex, uuid.uuid4().hex
     _plant_legacy(r, user, queued, extracted)
+    r.hset(f"memq:shard:{{{odd}}}", mapping={"neo4j": 1, "chroma": 1, "epoch": 1})
     assert legacy_keys(r)
 
     env = memq_env(MEMQ_REDIS_URL=URL)
     moved = json.loads(memq("migrate-keys", "--json", env=env).stdout)
-    assert moved["delivery"] == 2 and moved["mbox"] == 1 and moved["shard"] == 1
+    assert moved["delivery"] == 2 and moved["mbox"] == 1 and moved["shard"] == 2
     assert moved["outbox"] == 1 and moved["dead letters"] == 2
 
     coord = Coord(r)
@@ -72,6 +74,7 @@ def test_migrate_keys_moves_a_running_deployments_state(services: None) -> None:
     assert coord.unprocessed(user, ["s1/t1", "s1/t3"]) == {"s1/t3"}
     assert coord.forgotten_at(user) == 10.0
     assert ShardMap(r, neo4j=2, chroma=3).of(user).chroma == 2
+    assert ShardMap(r, neo4j=2, chroma=3).of(odd).neo4j == 1
     assert [d["reason"] for d in coord.dead_letters()] == ["r", "q"]  # in time order
     assert coord.statuses([queued])[0]["state"] == "queued"
 
