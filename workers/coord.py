@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -128,33 +128,23 @@ def delivery_bucket(delivery_id: str) -> int:
     return bucket(delivery_id)
 
 
-def delivery_key(delivery_id: str) -> str:
-    return f"memq:delivery:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
+def _of_delivery(kind: str, delivery_id: str) -> str:
+    """``memq:<kind>:{<bucket>}:<id>``: one of a delivery's keys, in its user's slot."""
+    return f"memq:{kind}:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
 
 
-def _extracted_key(delivery_id: str) -> str:
-    return f"memq:extracted:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
+def _of_bucket(index: str, b: int) -> str:
+    """``<index>:{<bucket>}``: the bucket's part of one of the indexes."""
+    return f"{index}:{tag(b)}"
 
 
-def _outcome_key(delivery_id: str) -> str:
-    # done <user> | dead_lettered, kept OUTCOME_TTL_S
-    return f"memq:outcome:{tag(delivery_bucket(delivery_id))}:{delivery_id}"
-
-
-def outbox_key(b: int) -> str:
-    return f"{OUTBOX}:{tag(b)}"
-
-
-def inflight_key(b: int) -> str:
-    return f"{INFLIGHT}:{tag(b)}"
-
-
-def mailboxes_key(b: int) -> str:
-    return f"{MAILBOXES}:{tag(b)}"
-
-
-def dead_key(b: int) -> str:
-    return f"{DEAD}:{tag(b)}"
+delivery_key = partial(_of_delivery, "delivery")
+_extracted_key = partial(_of_delivery, "extracted")
+_outcome_key = partial(_of_delivery, "outcome")  # done <user> | dead_lettered, OUTCOME_TTL_S
+outbox_key = partial(_of_bucket, OUTBOX)
+inflight_key = partial(_of_bucket, INFLIGHT)
+mailboxes_key = partial(_of_bucket, MAILBOXES)
+dead_key = partial(_of_bucket, DEAD)
 
 
 OUTCOME_TTL_S = 7 * 24 * 3600
