@@ -112,10 +112,16 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
     x 0.3, source episodes are marked. A cluster is consolidated once: the semantic memory's
     id derives from its members. A summary that is already a current memory is not added
     again (the sources point at that one); one that states a single-valued fact is not
-    added at all: such facts have a timeline, which only the pipeline places on."""
-    mems = {m.id: (m, v) for m, v in memories if m.consolidated_into is None and m.is_current}
-    eps = {e.id: e for e in episodes}
-    items = [(k, v) for k, (_, v) in mems.items()] + [(e.id, e.vector) for e in episodes]
+    added at all: such facts have a timeline, which only the pipeline places on.
+
+    Only the user's own turns and memories are sources: a named person's (multi-party chat)
+    would be summarised as the user's ("The user got a new Ferrari." of Calvin's), and their
+    turns, embedded with name and date, cluster at 0.8 by greeting alone (LoCoMo dev: 151
+    derived memories of five conversations, 8 % of them supported by an observation)."""
+    mems = {m.id: (m, v) for m, v in memories if m.consolidated_into is None and m.is_current
+            and all(t.subject == "user" for t in m.triples)}
+    eps = {e.id: e for e in episodes if e.speaker is None}
+    items = [(k, v) for k, (_, v) in mems.items()] + [(e.id, e.vector) for e in eps.values()]
     groups = lifecycle.clusters(items, similarity=policy.cluster_similarity,
                                 min_size=policy.cluster_min)
     changed = 0

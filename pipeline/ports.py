@@ -112,6 +112,7 @@ class EpisodeItem:
     vector: Vector
     event_at: datetime
     turn_id: str
+    speaker: str | None = None  # a named person's turn (multi-party chat), not the user's
 
 
 class Embedder(Protocol):

@@ -103,6 +103,22 @@ def _share(xs: Sequence[bool]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
+def _derived(memories: Sequence[Any], supported: Sequence[bool]) -> list[tuple[bool, float]]:
+    """Each derived memory's support: its own, and the share of its members supported."""
+    by_id = {m.id: ok for m, ok in zip(memories, supported, strict=True)}
+    return [(ok, _share([by_id.get(d, False) for d in m.derived_from]))
+            for m, ok in zip(memories, supported, strict=True) if m.derived_from]
+
+
+def _print_derived(derived: Sequence[tuple[bool, float]]) -> None:
+    if derived:
+        print(f"\nderived (consolidation) {len(derived)}: {_share([ok for ok, _ in derived]):.2f}"
+              f" supported as memories; members supported "
+              f"{sum(m for _, m in derived) / len(derived):.2f} on average; "
+              f"{_share([m >= 0.85 for _, m in derived]):.2f} with >= 85 % of members "
+              "supported (not counted in the rows above)")
+
+
 def run(args: Any, ingest: Callable[..., float]) -> None:
     from memq.workers import wiring
     from memq.workers.api import Client
@@ -132,6 +148,9 @@ def run(args: Any, ingest: Callable[..., float]) -> None:
     supported: dict[str, list[bool]] = defaultdict(list)
     by_kind: dict[str, list[bool]] = defaultdict(list)
     cited: list[bool] = []
+    # consolidation's memories (derived_from): supported as any memory (cosine to an
+    # observation of a turn it cites) and through their members (the share supported)
+    derived: list[tuple[bool, float]] = []
     pool: list[tuple[Any, bool, tuple[float, str], str]] = []
     for conv, sample in zip(convs, samples, strict=True):
         memories = client.memories(conv.user_id, include_inactive=True)
@@ -141,7 +160,10 @@ def run(args: Any, ingest: Callable[..., float]) -> None:
             found[o.speaker].append(f)
             found["all"].append(f)
         texts = {f"{b.session_id}/{t.turn_id}": t.content for b in conv.batches for t in b.turns}
+        derived += _derived(memories, s.supported)
         for m, ok, best in zip(memories, s.supported, s.best, strict=True):
+            if m.derived_from:
+                continue
             who = m.triples[0].subject if m.triples else "?"
             supported[who].append(ok)
             supported["all"].append(ok)
@@ -155,6 +177,7 @@ def run(args: Any, ingest: Callable[..., float]) -> None:
               f"{len(supported[who]):>9} {_share(supported[who]):>9.3f}")
     print("\nby kind: " + ", ".join(f"{k} {len(v)} ({_share(v):.2f} supported)"
                                    for k, v in sorted(by_kind.items())))
+    _print_derived(derived)
     rng = random.Random(args.seed)
     print(f"\na random sample of {min(args.sample, len(pool))} memories, to judge by hand "
           "(memory | best observation of its turn, cosine | the turn):")

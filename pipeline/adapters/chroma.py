@@ -741,7 +741,8 @@ class ChromaStores:
                         episodes[i] = EpisodeItem(
                             id=i, content=f["content"], vector=[float(x) for x in v],
                             event_at=_dt(f["event_at"]) or datetime.now(UTC),
-                            turn_id=f.get("ref") or f["turn_id"])
+                            turn_id=f.get("ref") or f["turn_id"],
+                            speaker=f.get("speaker") or None)
         return list(episodes.values())
 
     def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
