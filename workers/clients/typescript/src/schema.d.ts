@@ -47,9 +47,12 @@ export interface paths {
         };
         /**
          * Readiness: the write path needs Redis; reads need the stores
-         * @description ``path=write`` (default): 200 when Redis answers (enqueue needs nothing else);
-         *     ``path=read``: 200 when Redis, Neo4j and Chroma answer. The checks' details are for
-         *     an admin key (or MEMQ_AUTH=off).
+         * @description ``path=write`` (default): 200 when Redis answers (the broker's, and the state's
+         *     when apart: enqueue needs nothing else); ``path=read``: 200 when Neo4j and Chroma
+         *     answer too. With shards (a cluster's primaries, store shards) a kind is ready while
+         *     any of its shards answers: one that is down stops only its users, and taking the API
+         *     out of rotation would stop everyone's; ``degraded`` says some check failed. The
+         *     checks' details are for an admin key (or MEMQ_AUTH=off).
          */
         get: operations["readyz_readyz_get"];
         put?: never;
