@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from memq.pipeline import rules_en, rules_zh
+from memq.pipeline import rules_en, rules_zh, tools
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
@@ -617,10 +617,12 @@ _JOKE = re.compile(r"\b(?:ha(?:ha)+|he(?:he)+|lol|lmao|rofl|jk|kidding)\b|开玩
 _LAUGH = re.compile(r"^哈哈")  # a sentence that opens laughing is not meant ("哈哈，我是猫")
 _LAUGH_AFTER = re.compile(r"[，,]?\s*哈{2,}[。！!~]*$")
 _HYPOTHETICAL = re.compile(r"\b(?:if I (?:were|was)|imagine|what if|suppos(?:e|ing)|pretend"
-                           r"|hypothetically|let's say)\b|假如|如果我|要是我|假设|想象", re.I)
+                           r"|hypothetically|let's say)\b|假如|如果我|要是我|假设"
+                           r"|(?<!比)想象(?!中)", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|possibly|I think|I guess|I believe"
                     r"|not (?:\w+ )?sure|kind of|sort of|may be)\b"
-                    r"|可能|也许|大概|或许|好像|我觉得|我猜|不确定", re.I)
+                    r"|(?<![你您])可能(?!不信)|也许|大概(?![\s\d一二三四五六七八九十两几半百千万])|或许"
+                    r"|好像|我觉得|我猜|不确定", re.I)
 _HEDGE_WORDS = re.compile(r"\b(?:I think|I guess|I believe|maybe|perhaps|probably|possibly"
                           r"|(?:I'm |I am )?not (?:\w+ )?sure(?: if| whether| but| that)?"
                           r"|kind of|sort of)\b,?\s*|\bmight (?!be\b)|我觉得|我猜|可能|也许"
@@ -628,13 +630,16 @@ _HEDGE_WORDS = re.compile(r"\b(?:I think|I guess|I believe|maybe|perhaps|probabl
 _QUESTION = re.compile(r"(?:what|how|why|when|where|who|which|do you|does|did you|can you"
                        r"|could you|would you|will you|are you|is there|is it|should I|can I)\b"
                        r"|什么|怎么|为什么|为何|你能|你可以|能不能|可不可以|请问|是不是", re.I)
-_PREFIX = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actually|btw"
-                     r"|by the way|fyi|anyway|honestly|basically|yeah|yes|quick update|update"
-                     r"|just so you know|for the record|for context|ps|guess what"
-                     r"|(?:big |good |great |some )?news)\b[\s,:!.\-—]*"
-                     r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时|现在|目前"
-                     r"|告诉你个好消息|好消息|跟你说)"
-                     r"[\s,，:：]*)+", re.I)
+_PREFIX_WORDS = (r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actually|btw"
+                 r"|by the way|fyi|anyway|honestly|basically|yeah|yes|quick update|update"
+                 r"|just so you know|for the record|for context|ps|guess what"
+                 r"|(?:big |good |great |some )?news)\b[\s,:!.\-—]*"
+                 r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时{now}"
+                 r"|告诉你个好消息|好消息|跟你说)"
+                 r"[\s,，:：]*)+")
+_PREFIX = re.compile(_PREFIX_WORDS.format(now="|现在|目前"), re.I)
+# a sentence keeps its 现在 (a clause does not): "现在所有笔记都放X里了" states a change
+_SENTENCE_PREFIX = re.compile(_PREFIX_WORDS.format(now=""), re.I)
 _SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
                       r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
@@ -722,7 +727,7 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
     if _JOKE.search(text):
         return
     for raw in _SENTENCES.split(text):
-        sentence = _REQUEST.sub(r"\1", _PREFIX.sub("", raw.strip(), count=1), count=1)
+        sentence = _REQUEST.sub(r"\1", _SENTENCE_PREFIX.sub("", raw.strip(), count=1), count=1)
         if _is_question(sentence):  # "I'm off to Oslo next week, any tips?": keep the statement
             sentence = _TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence) else ""
         sentence = _LAUGH_AFTER.sub("", sentence)  # "…，加班更多了哈哈": said, then laughed
@@ -832,6 +837,37 @@ def _about(content: str, name: str, *, zh: bool) -> str:
     return re.sub(r"\bThe user\b", name, content)
 
 
+# a tool used beside another, not instead of it: "也用", "还在用", "同时用"
+_ALSO = re.compile(r"也(?:在|开始)?用|还(?:在)?用|同时|另外|以及|两个都|都在用|搭配|配合")
+
+
+def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
+              ) -> CandidateMemory:
+    """A used tool's job as a second, single-valued triple (``uses_<job>``,
+    :mod:`memq.pipeline.tools`), so the next tool for the same job ends it; a change also
+    ends the other tools for that job its sentence names ("Jira 太贵了，改用飞书项目").
+    Chinese only; not for a tool used beside others ("MySQL 和 MongoDB都用", "也用X")."""
+    t = c.triples[0]
+    if t.predicate != "uses" or not _CJK.search(sentence):
+        return c
+    job = tools.job_of(t.object, clause, sentence)
+    if job is None:
+        return c
+    same = [name for _, name, j in tools.mentioned(sentence) if j == job]
+    new = t.object.casefold().replace(" ", "")
+    others = [n for n in same if not (new.startswith(n.casefold().replace(" ", ""))
+                                      or n.casefold().replace(" ", "").startswith(new))]
+    if not change and (others or _ALSO.search(clause)):
+        return c
+    triples = [*c.triples, Triple(subject=t.subject, predicate=tools.predicate(job),
+                                  object=t.object)]
+    gone = {r.object.casefold() for r in c.replaces}
+    replaces = [*c.replaces, *(Triple(subject=t.subject, predicate="uses", object=n)
+                               for n in dict.fromkeys(others) if n.casefold() not in gone)]
+    return c.model_copy(update={"triples": triples, "replaces": replaces if change else
+                                c.replaces})
+
+
 def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
     ids = old.source_turn_ids + [i for i in new.source_turn_ids if i not in old.source_turn_ids]
     first = old if old.valid_at <= new.valid_at else new  # a fact holds from its first mention
@@ -860,7 +896,9 @@ class RuleExtractor:
                     candidates = whole[sentence] if first else []
                 else:
                     candidates = self._from_clause(clause, turn, hedged)
-                for candidate in candidates:
+                for said in candidates:
+                    candidate = _with_job(said, clause if not first else sentence, sentence,
+                                          change=bool(whole[sentence]))
                     t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate

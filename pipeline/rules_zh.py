@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memq.pipeline import tools
 from memq.schemas import Kind
 
 
@@ -46,26 +47,31 @@ _TIME = (r"(?:已经|上个?月|上(?:个)?(?:周|星期|礼拜)[一二三四五
          r"|顺利|彻底|直接|已|还|又|一起|陆续)")
 _TIMES = rf"(?:{_TIME}[，,]?\s*)*"
 # the speaker (or their team) as the subject; a colleague's, a friend's change is theirs
-_OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:同事|朋友|同学|室友|邻居|老板|领导|老婆|老公"
+_OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:前|老|新|一个|有个|好几个)?"
+                    r"(?:同事|朋友|同学|室友"
+                    r"|邻居|老板|领导|老婆|老公|闺蜜|兄弟|哥们|发小|舍友|师兄|师姐|学长|学姐|亲戚|表哥"
+                    r"|表姐|堂哥|堂姐|隔壁|客户(?!管理|端|关系)|对象(?!存储)|家里人|公司其他|其他(?:组|部门|团队)"
                     rf"|媳妇"
                     r"|女朋友|男朋友|爸|妈|哥|姐|弟|妹|他|她|他们|她们|人家|别人)")
-_NOT_DONE = re.compile(r"考虑|打算|准备|计划|(?<![理思感梦幻])想(?!起|到)|要不要|要是|如果|假如"
+_NOT_DONE = re.compile(r"考虑|打算|准备|计划|(?<![理思感梦幻])想(?!起|到|了)|要不要|要是|如果|假如"
                        r"|万一|也许|或许|是否"
                        r"|还没|没有?(?:换|搬|迁|升|转)|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
                        r"|希望"
                        r"|等.{0,6}(?:再|就)|将来|回头|下(?:个)?(?:月|周|星期)|明年|吗|[?？]"
-                       r"|(?<![开社机聚学])会(?!议|员|计)|要(?:换|搬|迁|升|转|去|把)")
+                       r"|(?<![开社机聚学])会(?!议|员|计|儿)|要(?:换|搬|迁|升|转|去|把)")
 _NOT_DONE_IF = re.compile(r"(?<!主)要是")
 _CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|已经|一个多|好几"
                   r"|快[一二三四五六七八九十两\d]")
 _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
                    rf"|个|一个)+")
-_TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|来|啦|呢|吧|的|工作|上班|住"
+_TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|(?<![未蔚])来|啦|呢|吧|的"
+                   r"|工作|上班|住"
                    r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
                    r"|安顿)+$")
 # "Python 3.8 写的"
 _TOOL_TAIL = re.compile(r"(?:(?<=[\sA-Za-z0-9])|来)(?:写|记|编排|管理|跑|搭)的?$")
-_TOOL_USE = re.compile(r"(?<=[A-Za-z0-9+#.])\s*(?:来)?(?:写|编排|管理|跑|搭|做"
+_TOOL_USE = re.compile(r"(?<=[A-Za-z0-9+#.])\s*(?:来|统一|一起)?(?:写|记|存|编排|管理|跑|搭|做"
+                       r"|开|画"
                        r"|开发)[\u4e00-\u9fff]{0,4}$")
 _LEAD_PLACE = re.compile(r"^(?:老家|家乡|回)")
 _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|换成|换到|换为|换了(?:辆|台|个|部)?"
@@ -75,7 +81,11 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|来了"
            r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
            r"|入坑|统一改|全部改|都改"
-           r"|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到)了?")
+           r"|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到"
+           r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上"
+           r"|上了(?=\s*[A-Za-z])"
+           r"|全面拥抱|拥抱|替换成|替换为|换上|用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
+           r"|搬家到|搬家去|回(?:到)?老家|搬回老家)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -90,8 +100,19 @@ _OLD = [  # where a change names the value it ends; the first that matches
 ]
 
 
+# the new value said before its verb: "小米SU7到手了"
+_GOT = re.compile(r"(?:^|[，,])(?:[^，,]{0,6}?[，,])?(?P<obj>[^，,。]{2,20}?)(?:终于|已经|总算)?"
+                  r"(?:到手|提回来|开回家)了")
+_TEST_ENV = re.compile(r"测试环境|测试机|测试服|预发|staging|开发环境|本地环境|灰度", re.I)
+# a state reached ("现在统一是 X 了", "现在都用 X 了"): the 了 of a change
+_NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全部|全|基本|主要)*"
+                       r"|^已经(?:都|统一|全部|全)*)"
+                       r"(?:是|用|在用|用的是|改用|跑在|在|放在|放|存在|存)"
+                       r"[^，,。；;]{1,30}了")
 # a change said without a verb that names the new value: "换工作了，现在在X"
 _CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
+                      r"|入职|出来了|不在[^，,]{1,10}了|搬过去|升级装备|到手了|容器化|上云|下云"
+                      r"|迁移完|切换完|升完级|换完"
                       r"|提车|辞职|裸辞|回老家|回国|搬离|离开")
 
 
@@ -108,7 +129,9 @@ _V = r"(?P<obj>[^，,。；;！!？?]+)"
 _ROLE_WORD = (r"(?:工程师|经理|负责人|总监|主管|研究员|设计师|分析师|架构师|SRE|开发|测试|运营|产品"
               r"|策划"
               r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM|[Ll]ead|TL|Engineer"
-              r"|Manager|Director|Designer|Analyst|Architect|Developer|Scientist)")
+              r"|Manager|Director|Designer|Analyst|Architect|Developer|Scientist|医师|护士|教师"
+              r"|讲师|教授|代表|经纪人|编辑|记者|厨师|客服|HR|运维|DBA|实习生|班主任|店长|合伙人"
+              r"|创始人|VP|总裁|总经理|主编|督导|主播|销售)")
 _BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比亚迪|蔚来|理想(?= ?[A-Z])|小鹏|问界"
            r"|极氪|五菱|吉利"
            r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米 ?SU7|卡罗拉"
@@ -127,8 +150,9 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|人在"
-          r"|坐标|base",
-          r"在{V}(?:定居|安家|落户|生活|住)", r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
+          r"|坐标|base|租房|合租|租了|买了房|买房|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
+          r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)",
+          r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
                                     r"|base){V}",
           r"(?:一直在|现在在){V}", r"^在{V}"),
     _slot("team", Kind.PROFILE, "用户在{obj}。",
@@ -138,11 +162,15 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习)",
-          r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:上班|工作|任职|实习|做|当)", r"^在{V}"),
+          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习)|不在[^，,]{1,10}?(?:干|上班|工作)?了"
+          r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
+          r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
+          r"在{V}(?:上班|工作|任职|实习|做|当)", r"^在{V}"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
-          rf"升职|晋升|转岗|当上|(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
-          rf"(?:担任|是|当|做)(?P<obj>[^，,。]*?{_ROLE_WORD})"),
+          rf"升职|晋升|转岗|当上|升成|升任|职位|头衔|title|"
+          rf"(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
+          r"(?:职位|头衔|title)(?:是|叫|变成了?){V}",
+          rf"(?:担任|是|当|做)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*?{_ROLE_WORD})"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
           rf"车|开的是|开着|开(?:一辆|辆)|(?:提|整|买|换)了辆|{_BRANDS}",
           r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
@@ -151,7 +179,8 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"|CI\b|系统"
           r"|工具",
           r"用的[\u4e00-\u9fff]{1,4}是{V}", r"(?:跑在|运行在|部署在|放在|托管在|停在){V}",
-          r"(?:用的是|一直用|在用|使用|用的){V}",
+          r"(?:用的是|一直用|在用|使用|用的){V}", r"(?:统一|都|全部|开始|主要|基本)用{V}",
+          r"(?:都|全|全部|统一)(?:放|存)(?:在|到)?{V}",
           r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具)(?:统一|还|一直"
           r"|都)*是{V}",
           r"(?<=[记写存画剪聊跑做通公享])[\u4e00-\u9fff]{0,3}用{V}",
@@ -171,6 +200,9 @@ def _clean(value: str, predicate: str) -> str:
             value = _LEAD_PLACE.sub("", value)
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
         value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
+    if predicate == "works_at":  # "Shopee写Go", "字节做推荐": the employer, not the work
+        value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理)", value,
+                         maxsplit=1)[0].strip()
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
     return value
@@ -187,7 +219,8 @@ def _state(slot: _Slot, text: str) -> str | None:
 
 def _valid(value: str | None) -> bool:
     return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
-        not re.search(r"一[家个所间]", value or ""))  # "上海一家医院": no name
+        not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不", value or ""))
+    # "上海一家医院": no name; "不在那儿": no place
 
 
 _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|一个多月|那边|这边|老家|公司"
@@ -197,9 +230,24 @@ _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|�
 
 def _slot_of(text: str) -> _Slot | None:
     """The first slot whose cue the sentence holds; a thing moved is not a home moved
-    ("把所有静态资源搬到…")."""
-    return next((s for s in _SLOTS if s.cue.search(text) and not (
+    ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
+    Mate 60"), what the user uses."""
+    if re.search(r"升职|晋升|升成|升任|升为|当上|职位|头衔|title", text, re.I):
+        return _ROLE
+    found = next((s for s in _SLOTS if s.cue.search(text) and not (
         s.predicate == "lives_in" and re.search(r"把[^，,]{1,12}?搬", text))), None)
+    named = {job for _, _, job in tools.mentioned(text)}
+    if found is None and named:
+        return _SLOTS[-1]
+    if found is _SLOTS[0] and named and named <= _NOT_INFRA:  # "代码托管切到 GitHub"
+        return _SLOTS[-1]
+    return found
+
+
+# jobs of tools that production does not run on
+_NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
+                        "project_management", "crm", "pos", "phone", "computer", "editor",
+                        "browser", "design", "email", "ci", "monitoring"})
 
 
 def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
@@ -212,6 +260,8 @@ def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
         clause = re.split(r"[，,]", text[: verb.start()])[-1]
     if is_change and (_NOT_DONE.search(said) or _NOT_DONE_IF.search(said)):
         return True
+    if is_change and _TEST_ENV.search(clause if verb is not None else text):
+        return True  # "测试环境上周刚升到 Debian 12，生产先不动"
     return bool(_OTHER.match(clause)) or bool(
         _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text))
 
@@ -234,7 +284,8 @@ def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str 
     else after "现在…" ("以前X，现在Y")."""
     new, end = (None, len(text)) if verb is None else (
         _clean(text[verb.end():], slot.predicate), verb.end())
-    now = re.search(r"现在(?:全部|都|已经|改|还是|天天|每天)*(?:手上|手里|手头)?", text)
+    now = re.search(r"现在(?:全部|都|已经|改|还是|天天|每天)*(?:手上|手里|手头)?|^已经(?=是|用)",
+                    text)
     if not _valid(new) and now is not None:
         new = _state(slot, text[now.end():]) or _clean(text[now.end():], slot.predicate)
         end = now.start()
@@ -265,13 +316,15 @@ def read(sentence: str) -> list[Statement]:
     verb = next((m for m in re.finditer(_CHANGE, text)
                  if _valid(_clean(text[m.end():], slot.predicate))), None)
     is_change = verb is not None or bool(_CHANGED.search(text)) or any(
-        p.search(text) for p in _OLD)
+        p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
     if _not_meant(text, verb, is_change):
         return []
     if not is_change:
         return _plain(slot, text)
     new, end = _new_value(slot, text, verb)
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None)
+    if not _valid(new) and (got := _GOT.search(text)):
+        new = _clean(got["obj"], slot.predicate)  # "小米SU7到手了"
     if not _valid(new):
         # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
         rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]

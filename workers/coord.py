@@ -581,11 +581,11 @@ class Coord:
         """A Pub/Sub connection; on a cluster to the first primary that answers (redis-py's
         goes to the channel's slot's node, which may be down; every node hears a PUBLISH)."""
         if not self.cluster:
-            return self.r.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+            return self.r.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
         error: redis.RedisError | None = None
         for node in self._primaries():
             try:
-                pubsub = self.r.pubsub(  # type: ignore[no-untyped-call]
+                pubsub = self.r.pubsub(  # type: ignore[no-untyped-call, unused-ignore]
                     node=node, ignore_subscribe_messages=True)
                 pubsub.ping()
                 return pubsub

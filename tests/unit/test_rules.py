@@ -27,7 +27,8 @@ def extract(*texts: str) -> list[CandidateMemory]:
 
 
 def summary(c: CandidateMemory) -> tuple[str, Kind, str, str]:
-    (triple,) = c.triples
+    triple, *job = c.triples  # and the job of a used tool (uses_<job>), the same object
+    assert all(j.predicate.startswith("uses_") and j.object == triple.object for j in job)
     assert triple.subject == "user"
     assert c.entities == [triple.object]
     return (c.content, c.kind, triple.predicate, triple.object)
@@ -396,8 +397,8 @@ def _triples(text: str) -> list[str]:
     ("我在上海一家医院当护士。", "role:护士"),
     ("我老家是东北的，现在在上海定居。", "lives_in:上海"),
     ("我们上周刚搬进新家，在浦东。", "lives_in:浦东"),
-    ("我们组最近改用Go写后端了。", "uses:Go"),
-    ("我用Mac写代码。", "uses:Mac"),
+    ("我们组最近改用Go写后端了。", "uses:Go|uses_language:Go"),
+    ("我用Mac写代码。", "uses:Mac|uses_computer:Mac"),
     # family and pets, named or not, one or two names
     ("My wife, Grace, is a pediatrician.", "has_relative:Grace"),
     ("My mother-in-law, Patricia, is staying with us.", "has_relative:Patricia"),

@@ -97,24 +97,27 @@ def _followed(case: dict[str, object]) -> bool:
         a, b = a.casefold().replace(" ", ""), b.casefold().replace(" ", "")
         return a == b or a in b or b in a
 
-    old = next((t for m in before for t in m.triples if names(t.object, str(case["old"]))), None)
-    if old is None:
+    held = next((m for m in before if any(names(t.object, str(case["old"]))
+                                          for t in m.triples)), None)
+    if held is None:
         return False
+    olds = [t for t in held.triples if names(t.object, str(case["old"]))]
     closes = any(
         (predicates.is_single(t.predicate) and t.slot == old.slot
          and not names(t.object, old.object))
         or any(_same_fact(old, r) for r in m.replaces)
-        for m in after for t in m.triples)
+        for m in after for t in m.triples for old in olds)
     if not case["is_change"]:
         return not closes
-    new = any(names(t.object, str(case["new"])) and t.predicate == old.predicate
+    new = any(names(t.object, str(case["new"])) and t.predicate == olds[0].predicate
               for m in after for t in m.triples)
     return new and closes
 
 
 @pytest.mark.parametrize(("name", "changes", "non_changes"), [
-    ("zh_changes_dev.jsonl", 0.8, 1.0),  # the set the reader was written on
-    ("zh_changes_dev2.jsonl", 0.5, 0.9),  # the second one, written later in other styles
+    ("zh_changes_dev.jsonl", 0.9, 1.0),  # the set the reader was written on
+    ("zh_changes_dev2.jsonl", 0.7, 0.9),  # the second one, written later in other styles
+    ("zh_changes_dev3.jsonl", 0.8, 0.9),  # the third, by a writer who had not read the rules
 ])
 def test_the_development_sets_stay_followed(name: str, changes: float,
                                             non_changes: float) -> None:

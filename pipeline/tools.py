@@ -1,0 +1,89 @@
+"""What a tool is for: the job a used tool does (its database, its notes app, its phone), so a
+change of one ends the one the user had for the same job.
+
+``uses`` holds many tools at once (one uses a database *and* an editor), so "数据库这块上个月全部
+迁到 PostgreSQL 15 了" cannot end "MySQL 5.7" as a single-valued slot would, and it names no old
+value to end. The job can: both are the user's database. A used tool's memory carries a second
+triple, ``uses_<job>`` (single-valued, :file:`predicates.json`), found from the product
+(a lexicon of well-known products, :file:`tools.json`) or from the words of the sentence that
+name the job ("缓存", "开会", "收银"). Pure: text in, names out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    cue: re.Pattern[str]
+    products: tuple[str, ...]  # casefolded
+
+
+@cache
+def jobs() -> tuple[Job, ...]:
+    raw = json.loads(resources.files("memq.pipeline").joinpath("tools.json").read_text(
+        encoding="utf-8"))["categories"]
+    return tuple(Job(name, re.compile("|".join(spec["cues"]), re.I),
+                     tuple(p.casefold() for p in spec["products"]))
+                 for name, spec in raw.items())
+
+
+def predicate(job: str) -> str:
+    return f"uses_{job}"
+
+
+def predicates() -> frozenset[str]:
+    return frozenset(predicate(j.name) for j in jobs())
+
+
+def _product_job(value: str) -> str | None:
+    """The job of a well-known product the value starts with (the longest name wins:
+    "腾讯会议" is for meetings, though "腾讯云" is a cloud)."""
+    v = value.casefold().strip() + " "
+    best = max(((len(p), j.name) for j in jobs() for p in j.products if v.startswith(p)),
+               default=None)
+    return best[1] if best else None
+
+
+def job_of(value: str, clause: str, sentence: str) -> str | None:
+    """The job the value is used for: its product's, else the one the clause names, else the
+    one the sentence names (only when it names one job)."""
+    if found := _product_job(value):
+        return found
+    for text in (clause, sentence):
+        named = {j.name for j in jobs() if j.cue.search(text)}
+        if len(named) == 1:
+            return named.pop()
+    return None
+
+
+
+
+def mentioned(text: str) -> list[tuple[int, str, str]]:
+    """Well-known products named in the text: (where, the name as written, job)."""
+    low = text.casefold()
+    out: list[tuple[int, str, str]] = []
+    taken: set[int] = set()
+    names = sorted(((p.strip(), j.name) for j in jobs() for p in j.products),
+                   key=lambda pj: -len(pj[0]))
+    for name, job in names:
+        for m in re.finditer(re.escape(name), low):
+            if taken & set(range(m.start(), m.end())):
+                continue
+            if name[0].isascii() and name[0].isalnum() and m.start() and (
+                    low[m.start() - 1].isascii() and low[m.start() - 1].isalnum()):
+                continue  # "Go" in "MongoDB"
+            end = m.end()
+            while end < len(text) and re.match(r"[A-Za-z0-9.]", text[end]):
+                end += 1  # "MySQL 5.7" is written "MySQL5.7" too
+            if end < len(text) - 1 and text[end] == " " and re.match(r"\d", text[end + 1]):
+                end = re.match(r" [\d.]+", text[end:]).end() + end  # type: ignore[union-attr]
+            taken |= set(range(m.start(), end))
+            out.append((m.start(), text[m.start():end].strip(), job))
+    return sorted(out)
