@@ -649,6 +649,10 @@ _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?=.*\b(?:from now on|always"
                       r"|going forward|in (?:the )?future)\b)(.*?)\?*$", re.I)
 _TAG_QUESTION = re.compile(r"[,，][^,，]*[?？]$")
+# a Chinese sentence's last clause that asks the listener, after its question mark went
+_ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|是不是|要不要|能不能|有没有|值不值"
+                        r"|推荐|求|你觉得|你说|帮我|请问|咋)[^,，]*$")
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+")
 _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|started|joined"
                           r"|switched|learning|adopted|booked|got|bought|quit|left)\b)", re.I)
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
@@ -724,12 +728,16 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
     with the whole sentence it is part of (a Chinese change may span its clauses:
     "以前X，现在Y")."""
     text = re.sub(r"[ \t\u3000]+", " ", text.replace("’", "'").replace("‘", "'"))
+    if _CJK.search(text):  # in Chinese chat an emoji is tone, where a sentence ends
+        text = _EMOJI.sub("。", text)
     if _JOKE.search(text):
         return
     for raw in _SENTENCES.split(text):
         sentence = _REQUEST.sub(r"\1", _SENTENCE_PREFIX.sub("", raw.strip(), count=1), count=1)
         if _is_question(sentence):  # "I'm off to Oslo next week, any tips?": keep the statement
             sentence = _TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence) else ""
+            while _CJK.search(sentence) and _ZH_ASKING.search(sentence):
+                sentence = _ZH_ASKING.sub("", sentence)  # "…，你觉得呢，有啥建议"
         sentence = _LAUGH_AFTER.sub("", sentence)  # "…，加班更多了哈哈": said, then laughed
         if (not sentence or _is_question(sentence) or _HYPOTHETICAL.search(sentence)
                 or _LAUGH.search(sentence)):
@@ -826,8 +834,16 @@ def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool
     return [_candidate(turn, st.kind, [(st.predicate, st.value)],
                        st.template.format(obj=st.value).rstrip("。")
                        + (f"（之前是{st.old}）。" if st.old else "。"), 0.9, 0.7,
-                       hedged=hedged, zh=True, old=st.old)
+                       hedged=hedged and (not changes or _hedged_at(clause, st.value)),
+                       zh=True, old=st.old)
             for st in rules_zh.read(clause) if st.change or not changes]
+
+
+def _hedged_at(sentence: str, value: str) -> bool:
+    """Whether the clause that states the value is hedged ("线下可能约不了了，我上个月…去了武汉":
+    the doubt is about meeting, not about the move)."""
+    clause = next((c for c in re.split(r"[，,；;]", sentence) if value in c), sentence)
+    return bool(_HEDGE.search(clause))
 
 
 def _about(content: str, name: str, *, zh: bool) -> str:

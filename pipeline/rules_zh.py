@@ -53,7 +53,7 @@ _OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:前|老|新|一个|有
                     r"|表姐|堂哥|堂姐|隔壁|客户(?!管理|端|关系)|对象(?!存储)|家里人|公司其他|其他(?:组|部门|团队)"
                     rf"|媳妇"
                     r"|女朋友|男朋友|爸|妈|哥|姐|弟|妹|他|她|他们|她们|人家|别人)")
-_NOT_DONE = re.compile(r"考虑|打算|准备|计划|(?<![理思感梦幻])想(?!起|到|了)|要不要|要是|如果|假如"
+_NOT_DONE = re.compile(r"考虑|打算|准备|计划|试驾|试用|试了试|(?<![理思感梦幻])想(?!起|到|了)|要不要|要是|如果|假如"
                        r"|万一|也许|或许|是否"
                        r"|还没|没有?(?:换|搬|迁|升|转)|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
                        r"|希望"
@@ -63,9 +63,9 @@ _NOT_DONE_IF = re.compile(r"(?<!主)要是")
 _CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|已经|一个多|好几"
                   r"|快[一二三四五六七八九十两\d]")
 _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
-                   rf"|个|一个)+")
+                   rf"|个|一个|块|一块|二手的?|新的|一名|名|干)+")
 _TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|(?<![未蔚])来|啦|呢|吧|的"
-                   r"|工作|上班|住"
+                   r"|工作|上班|住|通勤"
                    r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
                    r"|安顿)+$")
 # "Python 3.8 写的"
@@ -85,7 +85,10 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上"
            r"|上了(?=\s*[A-Za-z])"
            r"|全面拥抱|拥抱|替换成|替换为|换上|用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
-           r"|搬家到|搬家去|回(?:到)?老家|搬回老家)了?")
+           r"|搬家到|搬家去|回(?:到)?老家|搬回老家|全搬上|搬上|调去|派到|轮转到|提拔为|提为|现任"
+           r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
+           r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
+           r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -131,7 +134,9 @@ _ROLE_WORD = (r"(?:工程师|经理|负责人|总监|主管|研究员|设计师|
               r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM|[Ll]ead|TL|Engineer"
               r"|Manager|Director|Designer|Analyst|Architect|Developer|Scientist|医师|护士|教师"
               r"|讲师|教授|代表|经纪人|编辑|记者|厨师|客服|HR|运维|DBA|实习生|班主任|店长|合伙人"
-              r"|创始人|VP|总裁|总经理|主编|督导|主播|销售)")
+              r"|创始人|VP|总裁|总经理|主编|督导|主播|销售|科员|职员|文员|公务员|收银员|店员|导购"
+              r"|骑手|司机|保安|业务员|销售员|营业员|质检员|操作员|技术员|[科处局部]长|主治|住院医"
+              r"|辅导员|班长|队长|领班)")
 _BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比亚迪|蔚来|理想(?= ?[A-Z])|小鹏|问界"
            r"|极氪|五菱|吉利"
            r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米 ?SU7|卡罗拉"
@@ -150,36 +155,40 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|人在"
-          r"|坐标|base|租房|合租|租了|买了房|买房|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
-          r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)",
+          r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
+          r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
+          r"(?<=[我的])家在{V}",
           r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
                                     r"|base){V}",
           r"(?:一直在|现在在){V}", r"^在{V}"),
     _slot("team", Kind.PROFILE, "用户在{obj}。",
           r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
-          r"|内部转",
-          r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群))",
+          r"|内部转|调去|调入|派到|轮转到|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
+          r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习)|不在[^，,]{1,10}?(?:干|上班|工作)?了"
+          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习|教|干活|打工)"
+          r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
-          r"在{V}(?:上班|工作|任职|实习|做|当)", r"^在{V}"),
+          r"在{V}(?:上班|工作|任职|实习|做|当|教|干活|打工)", r"^在{V}"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
-          rf"升职|晋升|转岗|当上|升成|升任|职位|头衔|title|"
+          rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
           rf"(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
           r"(?:职位|头衔|title)(?:是|叫|变成了?){V}",
-          rf"(?:担任|是|当|做)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*?{_ROLE_WORD})"),
+          r"(?:现任|提拔为|提为|升为|任命为|升任|当上了?|升成了?)\s*{V}",
+          rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD})"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
-          rf"车|开的是|开着|开(?:一辆|辆)|(?:提|整|买|换)了辆|{_BRANDS}",
+          rf"车|开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}",
           r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
     _slot("uses", Kind.FACT, "用户使用{obj}。",
           r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|主库|框架|编辑器|IDE|手机|电脑|云服务"
+          r"|戴的是|戴着"
           r"|CI\b|系统"
           r"|工具",
           r"用的[\u4e00-\u9fff]{1,4}是{V}", r"(?:跑在|运行在|部署在|放在|托管在|停在){V}",
-          r"(?:用的是|一直用|在用|使用|用的){V}", r"(?:统一|都|全部|开始|主要|基本)用{V}",
+          r"(?:用的是|一直用的|一直在用|一直用|在用|使用|用的|戴的是|戴着){V}", r"(?:统一|都|全部|开始|主要|基本)用{V}",
           r"(?:都|全|全部|统一)(?:放|存)(?:在|到)?{V}",
           r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具)(?:统一|还|一直"
           r"|都)*是{V}",
@@ -201,7 +210,8 @@ def _clean(value: str, predicate: str) -> str:
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
         value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
     if predicate == "works_at":  # "Shopee写Go", "字节做推荐": the employer, not the work
-        value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理)", value,
+        value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读|报到)",
+                         value,
                          maxsplit=1)[0].strip()
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
@@ -219,7 +229,9 @@ def _state(slot: _Slot, text: str) -> str | None:
 
 def _valid(value: str | None) -> bool:
     return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
-        not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不", value or ""))
+        not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不"
+                      r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$"
+                      r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)", value or ""))
     # "上海一家医院": no name; "不在那儿": no place
 
 
@@ -232,10 +244,14 @@ def _slot_of(text: str) -> _Slot | None:
     """The first slot whose cue the sentence holds; a thing moved is not a home moved
     ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
     Mate 60"), what the user uses."""
-    if re.search(r"升职|晋升|升成|升任|升为|当上|职位|头衔|title", text, re.I):
+    if re.search(r"升职|晋升|升成|升任|升为|提拔|提为|现任|任命|当上|职位|头衔|title|转正"
+                 rf"|转岗[^，,。]*[，,][^，,。]*(?:干|当|做)[^，,。]*{_ROLE_WORD}|调成[^，,。]*{_ROLE_WORD}",
+                 text, re.I):
         return _ROLE
+    if _TO_PLACE_OF_WORK.search(text):  # "调到育才中学教初一了": a workplace, not a team
+        return _WORK
     found = next((s for s in _SLOTS if s.cue.search(text) and not (
-        s.predicate == "lives_in" and re.search(r"把[^，,]{1,12}?搬", text))), None)
+        s.predicate == "lives_in" and re.search(r"把(?!家)[^，,]{1,12}?搬", text))), None)
     named = {job for _, _, job in tools.mentioned(text)}
     if found is None and named:
         return _SLOTS[-1]
@@ -244,6 +260,9 @@ def _slot_of(text: str) -> _Slot | None:
     return found
 
 
+_TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,。]{1,10}?(?:中学|小学|大学|学校|幼儿园"
+                               r"|医院|卫生院|局|银行|集团|公司|厂|研究院|研究所|街道|政府|法院"
+                               r"|检察院|报社|电视台)(?:报到|上班|工作|教|当|做|了|[，,。]|$)")
 # jobs of tools that production does not run on
 _NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
                         "project_management", "crm", "pos", "phone", "computer", "editor",
@@ -298,16 +317,22 @@ def _old_value(slot: _Slot, text: str, old: str | None, new: str,
     if value is not None and (not value or value.casefold() == new.casefold() or re.search(
             r"生产环境|数据库|服务器|线上|公司|这块|那套|云服务", value)):
         value = None  # the 把-object was the topic, not the old value
+    if value is not None and any(j.cue.fullmatch(value) for j in tools.jobs()):
+        value = None  # "把输入法换成微信输入法": the job named
     if value is None and slot.predicate == "uses" and verb is not None and re.match(
             r"升", verb.group()) and (product := re.match(r"(.+?)\s*v?\d[\d.]*$", new)):
         value = product.group(1)  # an upgrade ends the older version: "PostgreSQL" 12
     return value
 
 
+_PLAIN = {"俺们": "我们", "俺": "我", "咱们": "我们", "咱": "我"}
+_DIALECT = re.compile("|".join(_PLAIN))
+
+
 def read(sentence: str) -> list[Statement]:
     """The slot values a Chinese sentence states, or the change it states; empty when it
     states neither, states it of someone else, or only plans, asks or supposes it."""
-    text = sentence.strip()
+    text = _DIALECT.sub(lambda m: _PLAIN[m.group()], sentence.strip())
     slot = _slot_of(text) if text else None
     if slot is None:
         return []

@@ -91,7 +91,8 @@ def _followed(case: dict[str, object]) -> bool:
     day 10 the new value with the old one closed (its single-valued slot, or named as
     replaced); for a non-change, nothing closing it."""
     predicates = Predicates.default()
-    before, after = _extract(str(case["before"]), 1), _extract(str(case["change"]), 10)
+    before, after = ([c for c in _extract(str(case[f]), day) if c.confidence >= 0.7]  # the gate
+                     for f, day in (("before", 1), ("change", 10)))
 
     def names(a: str, b: str) -> bool:
         a, b = a.casefold().replace(" ", ""), b.casefold().replace(" ", "")

@@ -37,7 +37,8 @@ def jobs_of(cs: list[CandidateMemory]) -> list[tuple[str, str]]:
     ("Mac", "写代码", "computer"),
     ("Go", "", "language"),
     ("Gopher Lab", "", None),  # "Go" only as a word
-    ("星云记账", "记账用的是星云记账", None),  # no job named, no product known
+    ("星云记账", "记账用的是星云记账", "bookkeeping"),  # the clause names the job
+    ("星云", "我们用的是星云", None),  # no job named, no product known
     ("某某系统", "收银用的某某系统", "pos"),  # the clause names the job
 ])
 def test_the_job_of_a_tool(value: str, clause: str, job: str | None) -> None:
