@@ -871,8 +871,8 @@ def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
         return c
     same = [name for _, name, j in tools.mentioned(sentence) if j == job]
     new = t.object.casefold().replace(" ", "")
-    others = [n for n in same if not (new.startswith(n.casefold().replace(" ", ""))
-                                      or n.casefold().replace(" ", "").startswith(new))]
+    others = [n for n in same if not (n.casefold().replace(" ", "") in new
+                                      or new in n.casefold().replace(" ", ""))]
     if not change and (others or _ALSO.search(clause)):
         return c
     triples = [*c.triples, Triple(subject=t.subject, predicate=tools.predicate(job),
@@ -911,7 +911,7 @@ class RuleExtractor:
                 if whole[sentence]:  # taken whole, with its first clause
                     candidates = whole[sentence] if first else []
                 else:
-                    candidates = self._from_clause(clause, turn, hedged)
+                    candidates = self._from_clause(clause, turn, hedged, sentence)
                 for said in candidates:
                     candidate = _with_job(said, clause if not first else sentence, sentence,
                                           change=bool(whole[sentence]))
@@ -920,12 +920,15 @@ class RuleExtractor:
                     found[key] = _merge(found[key], candidate) if key in found else candidate
         return list(found.values())
 
-    def _from_clause(self, clause: str, turn: Turn, hedged: bool) -> list[CandidateMemory]:
+    def _from_clause(self, clause: str, turn: Turn, hedged: bool, sentence: str = ""
+                     ) -> list[CandidateMemory]:
         """The first fixed rule's memory and any other slot the Chinese reader finds beside it;
         else the Chinese reader's plain statements; else what the speaker says of themselves."""
         candidate = next((c for rule in self.rules
                           if (c := _apply(rule, clause, turn, hedged)) is not None), None)
         plain = _read_zh(clause, turn, hedged, changes=False)
+        if plain and rules_zh.planned(sentence):  # a clause of a plan states no change
+            plain = [c for c in plain if not c.replaces and "（之前是" not in c.content]
         if candidate is None:
             return plain or _read_self(clause, turn, hedged)
         said = {t.predicate for t in candidate.triples}

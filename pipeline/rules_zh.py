@@ -51,20 +51,29 @@ _OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:前|老|新|一个|有
                     r"(?:同事|朋友|同学|室友"
                     r"|邻居|老板|领导|老婆|老公|闺蜜|兄弟|哥们|发小|舍友|师兄|师姐|学长|学姐|亲戚|表哥"
                     r"|表姐|堂哥|堂姐|隔壁|客户(?!管理|端|关系)|对象(?!存储)|家里人|公司其他|其他(?:组|部门|团队)"
+                    r"|儿子|女儿|闺女|孩子|娃|老伴|爸妈|父母|公公|婆婆|岳父|岳母"
+                    r"|(?:组|部门|团队|公司)?的?(?:小|老)(?:王|李|张|刘|陈|杨|赵|黄|周|吴|徐|孙|胡|朱|高|林"
+                    r"|何|郭|马|罗|梁|宋|郑|谢|韩|唐|冯|于|董|程|曹|袁|邓|许|傅|沈|曾|彭|吕|苏|卢|蒋|蔡"
+                    r"|贾|丁|魏|薛|叶|余|潘|杜|戴|夏|钟|汪|田|任|姜|范|方|石|姚|谭|廖|邹|熊|金|陆|郝"
+                    r"|孔|白|崔|康|毛|邱|秦|江|史|顾|侯|邵|孟|龙|万|段|雷|钱|汤|尹|黎|易|常|武|乔|贺"
+                    r"|赖|龚|文)(?=[^家板婆公师])"
                     rf"|媳妇"
                     r"|女朋友|男朋友|爸|妈|哥|姐|弟|妹|他|她|他们|她们|人家|别人)")
-_NOT_DONE = re.compile(r"考虑|打算|准备|计划|试驾|试用|试了试|(?<![理思感梦幻])想(?!起|到|了)|要不要|要是|如果|假如"
-                       r"|万一|也许|或许|是否"
-                       r"|还没|没有?(?:换|搬|迁|升|转)|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
+_NOT_DONE = re.compile(r"考虑|打算|准备|计划|试驾|试用|试了试|(?<![理思感梦幻])想(?!起|到|了)|要不要"
+                       r"|要是|如果|假如|万一|也许|或许|是否|提议|反对|被否"
+                       r"|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
                        r"|希望"
                        r"|等.{0,6}(?:再|就)|将来|回头|下(?:个)?(?:月|周|星期)|明年|吗|[?？]"
                        r"|(?<![开社机聚学])会(?!议|员|计|儿)|要(?:换|搬|迁|升|转|去|把)")
 _NOT_DONE_IF = re.compile(r"(?<!主)要是")
+# not done, said of the change's own clause ("电池最后没换，…直接入了台小米14": the battery)
+_NOT_YET = re.compile(r"还没|没有?(?:换|搬|迁|升|转)")
 _CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|已经|一个多|好几"
+                  r"|(?<=[A-Za-z0-9])\s*(?:加|和|跟|以及|配合|搭配)"
                   r"|快[一二三四五六七八九十两\d]")
 _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
-                   rf"|个|一个|块|一块|二手的?|新的|一名|名|干)+")
-_TAIL = re.compile(r"(?:了|上|里|那边|这边|那里|这里|之后|以后|后|去|(?<![未蔚])来|啦|呢|吧|的"
+                   rf"|个|一个|块|一块|二手的?|新的|一名|名|干|\d{{4}}年(?:款|产)?的?)+")
+_TAIL = re.compile(r"(?:了|上|(?<=[^\s]{2})里|那边|这边|那里|这里|之后|以后|后|去|(?<![未蔚])来|啦|呢|吧|的"
                    r"|工作|上班|住|通勤"
                    r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
                    r"|安顿)+$")
@@ -88,7 +97,8 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|搬家到|搬家去|回(?:到)?老家|搬回老家|全搬上|搬上|调去|派到|轮转到|提拔为|提为|现任"
            r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
-           r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到)了?")
+           r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
+           r"|统一改成|都改成|全部改成|迁居至|迁居到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -144,6 +154,11 @@ _BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比�
            r"|Model [3SXY])")
 
 
+_JOB_CUES = "|".join(j.cue.pattern for j in tools.jobs())
+_JOB_USES = (rf"(?:{_JOB_CUES})(?:这块|那块|这边)?"
+             r"[^，,。]{0,6}?(?:用的是|用的|用|是)(?P<obj>[^，,。；;！!？?]+)")
+
+
 def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> _Slot:
     return _Slot(predicate, kind, template, re.compile(cue, re.I),
                  tuple(re.compile(s.replace("{V}", _V), re.I) for s in states))
@@ -151,12 +166,13 @@ def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> 
 
 _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold two (work, role)
     _slot("production_environment", Kind.FACT, "用户的生产环境是{obj}。",
-          r"生产|线上(?!下)|服务器|机房|prod",
+          r"生产|(?<!水)线上(?!下)|服务器|机房|prod",
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|人在"
           r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
+          r"新家(?:在|是){V}",
           r"(?<=[我的])家在{V}",
           r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
                                     r"|base){V}",
@@ -165,14 +181,15 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
           r"|内部转|调去|调入|派到|轮转到|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
           r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
+          r"(?:组|团队|部门)(?:是|叫)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|科))",
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习|教|干活|打工)"
+          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习|教|干活|打工|跑业务)|跳到|进了"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
-          r"在{V}(?:上班|工作|任职|实习|做|当|教|干活|打工)", r"^在{V}"),
+          r"在{V}(?:上班|工作|任职|实习|做|当|教|干活|打工|跑业务)", r"^在{V}"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
           rf"(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
@@ -194,7 +211,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"|都)*是{V}",
           r"(?<=[记写存画剪聊跑做通公享])[\u4e00-\u9fff]{0,3}用{V}",
           r"用(?P<obj>\s*[A-Za-z][^，,。]*)",
-          r"一直在{V}"),
+          r"一直在{V}", _JOB_USES),
 )
 _WORK, _ROLE = _SLOTS[3], _SLOTS[4]
 
@@ -213,6 +230,9 @@ def _clean(value: str, predicate: str) -> str:
         value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读|报到)",
                          value,
                          maxsplit=1)[0].strip()
+    if predicate == "uses" and (known := tools.mentioned(value)) and known[0][0] == 0 and (
+            re.fullmatch(r"[\u4e00-\u9fff]{1,4}", value[len(known[0][1]):].strip())):
+        value = known[0][1]  # "百度地图导航": the app, not what it is used for
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
     return value
@@ -229,13 +249,14 @@ def _state(slot: _Slot, text: str) -> str | None:
 
 def _valid(value: str | None) -> bool:
     return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
-        not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不"
+        not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不|[那这](?:套|个|块|摊)"
                       r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$"
-                      r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)", value or ""))
+                      r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$", value or ""))
     # "上海一家医院": no name; "不在那儿": no place
 
 
 _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|一个多月|那边|这边|老家|公司"
+                    r"|房子|新房|手机|电脑|工作|电车|油车"
                     r"|单位"
                     r"|这里|那里|家里")
 
@@ -257,6 +278,9 @@ def _slot_of(text: str) -> _Slot | None:
         return _SLOTS[-1]
     if found is _SLOTS[0] and named and named <= _NOT_INFRA:  # "代码托管切到 GitHub"
         return _SLOTS[-1]
+    if found is not None and found.predicate == "drives" and named and not re.search(
+            rf"开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}", text):
+        return _SLOTS[-1]  # "开车导航我习惯用高德地图"
     return found
 
 
@@ -272,17 +296,28 @@ _NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings"
 def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
     """Someone else's change, or a change only planned, asked or supposed. What follows the
     clause of the new value ("…，主要是想用它的数据结构") is a reason, not a condition."""
-    said, clause = text, text
+    said, clause, own = text, text, text
     if verb is not None:
         stop = re.search(r"[，,。；;]", text[verb.end():])
         said = text[: verb.end() + (stop.start() if stop else len(text))]
         clause = re.split(r"[，,]", text[: verb.start()])[-1]
-    if is_change and (_NOT_DONE.search(said) or _NOT_DONE_IF.search(said)):
+        own = re.split(r"[，,]", said)[-1]
+    if is_change and (_NOT_DONE.search(said) or _NOT_DONE_IF.search(said)
+                      or _NOT_YET.search(own)):
         return True
     if is_change and _TEST_ENV.search(clause if verb is not None else text):
         return True  # "测试环境上周刚升到 Debian 12，生产先不动"
     return bool(_OTHER.match(clause)) or bool(
         _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text))
+
+
+_PLANNED = re.compile(r"(?<!主)要是|如果|假如|万一|等.{0,6}(?:再|就)|打算|准备|计划|考虑")
+
+
+def planned(sentence: str) -> bool:
+    """Whether a sentence holds a change only as a plan or a condition ("要是油价再涨，我就把哈弗
+    换成电车算了"): a clause of it read alone states no change."""
+    return bool(_PLANNED.search(sentence))
 
 
 def _plain(slot: _Slot, text: str) -> list[Statement]:
@@ -291,7 +326,9 @@ def _plain(slot: _Slot, text: str) -> list[Statement]:
     found = []
     for s in ((_WORK, _ROLE) if slot in (_WORK, _ROLE) else (slot,)):
         for part in re.split(r"[，,]", text):
-            if s.cue.search(part) and (v := _state(s, part)):
+            about = s.cue.search(part) or (s is _SLOTS[-1] and (
+                tools.mentioned(part) or re.search(_JOB_CUES, part)))
+            if about and (v := _state(s, part)):
                 if not (_NOT_DONE.search(part) or _NOT_DONE_IF.search(part)):
                     found.append(Statement(s.predicate, v, None, s.kind, s.template))
                 break
@@ -343,7 +380,8 @@ def read(sentence: str) -> list[Statement]:
     is_change = verb is not None or bool(_CHANGED.search(text)) or any(
         p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
     if _not_meant(text, verb, is_change):
-        return []
+        # a change only planned leaves what is said plainly beside it ("…还在 IDC 机房，想上云")
+        return [] if not is_change or _OTHER.match(text) else _plain(slot, text)
     if not is_change:
         return _plain(slot, text)
     new, end = _new_value(slot, text, verb)
