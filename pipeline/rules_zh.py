@@ -47,7 +47,8 @@ _TIME = (r"(?:已经|上个?月|上(?:个)?(?:周|星期|礼拜)[一二三四五
          r"|顺利|彻底|直接|已|还|又|一起|陆续)")
 _TIMES = rf"(?:{_TIME}[，,]?\s*)*"
 # the speaker (or their team) as the subject; a colleague's, a friend's change is theirs
-_OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:前|老|新|一个|有个|好几个)?"
+_OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:组|部门|团队|公司|家)?(?:里|新来的|的)*"
+                    r"(?:前|老|新|一个|有个|好几个)?"
                     r"(?:同事|朋友|同学|室友"
                     r"|邻居|老板|领导|老婆|老公|闺蜜|兄弟|哥们|发小|舍友|师兄|师姐|学长|学姐|亲戚|表哥"
                     r"|表姐|堂哥|堂姐|隔壁|客户(?!管理|端|关系)|对象(?!存储)|家里人|公司其他|其他(?:组|部门|团队)"
@@ -98,7 +99,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
-           r"|统一改成|都改成|全部改成|迁居至|迁居到)了?")
+           r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -119,13 +120,14 @@ _GOT = re.compile(r"(?:^|[，,])(?:[^，,]{0,6}?[，,])?(?P<obj>[^，,。]{2,20}
 _TEST_ENV = re.compile(r"测试环境|测试机|测试服|预发|staging|开发环境|本地环境|灰度", re.I)
 # a state reached ("现在统一是 X 了", "现在都用 X 了"): the 了 of a change
 _NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全部|全|基本|主要)*"
-                       r"|^已经(?:都|统一|全部|全)*)"
+                       r"|已经(?:基本|都|统一|全部|全)*)"
                        r"(?:是|用|在用|用的是|改用|跑在|在|放在|放|存在|存)"
                        r"[^，,。；;]{1,30}了")
 # a change said without a verb that names the new value: "换工作了，现在在X"
 _CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
                       r"|入职|出来了|不在[^，,]{1,10}了|搬过去|升级装备|到手了|容器化|上云|下云"
-                      r"|迁移完|切换完|升完级|换完"
+                      r"|迁移完|切换完|升完级|换完|不续了|不续费了|下掉了|下线了|停用了|弃用了|卸了|退掉了?"
+                      r"|淘汰了|干掉了"
                       r"|提车|辞职|裸辞|回老家|回国|搬离|离开")
 
 
@@ -169,7 +171,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"生产|(?<!水)线上(?!下)|服务器|机房|prod",
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
-          r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|人在"
+          r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|(?<![个几多些])人在"
           r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
           r"新家(?:在|是){V}",
@@ -185,14 +187,16 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做|当|上班|工作|任职|实习|教|干活|打工|跑业务)|跳到|进了"
+          r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务)|跳到|进了"
+          r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
-          r"在{V}(?:上班|工作|任职|实习|做|当|教|干活|打工|跑业务)", r"^在{V}"),
+          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务)", r"^在{V}",
+          r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
-          rf"(?:转成|转为|转做|是|当|做|担任)[^，,。]*{_ROLE_WORD}",
+          rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|当|做|担任)[^，,。]*{_ROLE_WORD}",
           r"(?:职位|头衔|title)(?:是|叫|变成了?){V}",
           r"(?:现任|提拔为|提为|升为|任命为|升任|当上了?|升成了?)\s*{V}",
           rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD})"),
@@ -230,12 +234,20 @@ def _clean(value: str, predicate: str) -> str:
         value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读|报到)",
                          value,
                          maxsplit=1)[0].strip()
+    if predicate == "works_at" and (named := re.match(
+            r"^一[家个所][\u4e00-\u9fff]{0,4}?(?:外企|公司|国企|私企|央企|企业)(?:叫)?(?P<name>[A-Za-z]"
+            r"[^，,。]*|[\u4e00-\u9fff]{2,8})$", value)):
+        value = named["name"]  # "一家外企SAP"
     if predicate == "uses" and (known := tools.mentioned(value)) and known[0][0] == 0 and (
-            re.fullmatch(r"[\u4e00-\u9fff]{1,4}", value[len(known[0][1]):].strip())):
+            _USED_FOR.fullmatch(value[len(known[0][1]):].strip())):
         value = known[0][1]  # "百度地图导航": the app, not what it is used for
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
     return value
+
+
+_USED_FOR = re.compile(r"(?:来|拿来|用来)?(?:写|记|存|看|用|跑|管|办公|导航|开会|聊天|听歌|打字|记账|剪辑"
+                       r"|画图|做图|看盘|追剧)[\u4e00-\u9fff]{0,2}")
 
 
 def _state(slot: _Slot, text: str) -> str | None:
@@ -266,7 +278,8 @@ def _slot_of(text: str) -> _Slot | None:
     ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
     Mate 60"), what the user uses."""
     if re.search(r"升职|晋升|升成|升任|升为|提拔|提为|现任|任命|当上|职位|头衔|title|转正"
-                 rf"|转岗[^，,。]*[，,][^，,。]*(?:干|当|做)[^，,。]*{_ROLE_WORD}|调成[^，,。]*{_ROLE_WORD}",
+                 rf"|转岗(?:[^，,。]*[，,])?[^，,。]*(?:干|当|做|成)[^，,。]*{_ROLE_WORD}"
+                 rf"|调成[^，,。]*{_ROLE_WORD}",
                  text, re.I):
         return _ROLE
     if _TO_PLACE_OF_WORK.search(text):  # "调到育才中学教初一了": a workplace, not a team
@@ -320,19 +333,34 @@ def planned(sentence: str) -> bool:
     return bool(_PLANNED.search(sentence))
 
 
-def _plain(slot: _Slot, text: str) -> list[Statement]:
-    """A plain statement of a value (two for work and role: "我在X做Y"), from a clause that
-    only states (no plan, no hearsay)."""
-    found = []
-    for s in ((_WORK, _ROLE) if slot in (_WORK, _ROLE) else (slot,)):
-        for part in re.split(r"[，,]", text):
+def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[Statement]:
+    """Plain statements of values, one per slot, each clause read for its own slot (two for
+    work and role: "我在X做Y"); a clause that plans, asks or hears about someone else states
+    nothing, nor does one without a subject after it ("我同事在腾讯，做后端"). Beside a change
+    not meant, a clause that only restates ("生产还是在 ACK 上不动") is not read."""
+    found: list[Statement] = []
+    other = False
+    for part in (p.strip() for p in re.split(r"[，,]", text)):
+        if _OTHER.match(part):
+            other = True
+            continue
+        if re.match(rf"^{_TIMES}(?:我|我们|咱)", part):
+            other = False
+        if other or _NOT_DONE.search(part) or _NOT_DONE_IF.search(part) or _TEST_ENV.search(
+                part) or (beside_change and _STILL.search(part)):
+            continue
+        own = _slot_of(part) or slot
+        for s in ((_WORK, _ROLE) if own in (_WORK, _ROLE) else (own,)):
+            if any(f.predicate == s.predicate for f in found):
+                continue
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
                 tools.mentioned(part) or re.search(_JOB_CUES, part)))
             if about and (v := _state(s, part)):
-                if not (_NOT_DONE.search(part) or _NOT_DONE_IF.search(part)):
-                    found.append(Statement(s.predicate, v, None, s.kind, s.template))
-                break
+                found.append(Statement(s.predicate, v, None, s.kind, s.template))
     return found
+
+
+_STILL = re.compile(r"还是|仍然|依然|照旧|继续|不动|没动|没变")
 
 
 def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str | None, int]:
@@ -379,11 +407,12 @@ def read(sentence: str) -> list[Statement]:
                  if _valid(_clean(text[m.end():], slot.predicate))), None)
     is_change = verb is not None or bool(_CHANGED.search(text)) or any(
         p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
-    if _not_meant(text, verb, is_change):
-        # a change only planned leaves what is said plainly beside it ("…还在 IDC 机房，想上云")
-        return [] if not is_change or _OTHER.match(text) else _plain(slot, text)
     if not is_change:
         return _plain(slot, text)
+    if _not_meant(text, verb, is_change):
+        # a change only planned leaves what is said plainly beside it ("…还在 IDC 机房，想上云")
+        return [] if _OTHER.match(text) or _TEST_ENV.search(text) else _plain(
+            slot, text, beside_change=True)
     new, end = _new_value(slot, text, verb)
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None)
     if not _valid(new) and (got := _GOT.search(text)):
