@@ -650,7 +650,8 @@ _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?=.*\b(?:from
                       r"|going forward|in (?:the )?future)\b)(.*?)\?*$", re.I)
 _TAG_QUESTION = re.compile(r"[,，][^,，]*[?？]$")
 # a Chinese sentence's last clause that asks the listener, after its question mark went
-_ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|是不是|要不要|能不能|有没有|值不值"
+_ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|是不是|要不要|能不能|有没有"
+                        r"|值不值"
                         r"|推荐|求|你觉得|你说|帮我|请问|咋)[^,，]*$")
 _EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+")
 _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|started|joined"
