@@ -101,7 +101,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
-           r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成)了?")
+           r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -113,7 +113,11 @@ _OLD = [  # where a change names the value it ends; the first that matches
                r"|都)*"
                r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了)"),
     re.compile(r"以前(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
+    re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:替换|换|切换|迁移|升级|取代|干掉|下掉)"),
+    re.compile(r"(?:自|从)(?P<old>[^，,。]+?)(?:离职|辞职|出来)"),
 ]
+# an old value named as given up, anywhere in the sentence ("新项目改用 UE5 了，不再用 Unity")
+_GIVEN_UP = (_OLD[2], _OLD[3], _OLD[5])
 
 
 # the new value said before its verb: "小米SU7到手了"
@@ -129,7 +133,7 @@ _NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全�
 _CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
                       r"|入职|出来了|不在[^，,]{1,10}了|搬过去|升级装备|到手了|容器化|上云|下云"
                       r"|迁移完|切换完|升完级|换完|不续了|不续费了|下掉了|下线了|停用了|弃用了|卸了|退掉了?"
-                      r"|淘汰了|干掉了"
+                      r"|淘汰了|干掉了|完成迁移|迁移完成|迁完|切换完成|完成切换|就职于|任职于"
                       r"|提车|辞职|裸辞|回老家|回国|搬离|离开")
 
 
@@ -183,18 +187,20 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:一直在|现在在){V}", r"^在{V}"),
     _slot("team", Kind.PROFILE, "用户在{obj}。",
           r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
-          r"|内部转|调去|调入|派到|轮转到|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
+          r"|内部转|调去|调入|派到|轮转到|转到[^，,。]{1,10}(?:组|部|团队)|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
           r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
           r"(?:组|团队|部门)(?:是|叫)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|科))",
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务)|跳到|进了"
+          r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊)|跳到|进了"
+          r"|就职于|任职于|供职于"
           r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
-          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务)", r"^在{V}",
+          r"(?:就职于|任职于|供职于){V}",
+          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务|执业|出诊)", r"^在{V}",
           r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
@@ -238,6 +244,10 @@ def _clean(value: str, predicate: str) -> str:
                          r"|报到)",
                          value,
                          maxsplit=1)[0].strip()
+    if predicate == "uses" and (cut := re.match(
+            r"(?P<tool>.{2,}?)(?:来|拿来)?(?:做|写|记|画|剪|处理|管理)[\u4e00-\u9fff]{1,4}$",
+            value)):
+        value = cut["tool"]  # "希沃白板做课件"
     if predicate == "works_at" and (named := re.match(
             r"^一[家个所][\u4e00-\u9fff]{0,4}?(?:外企|公司|国企|私企|央企|企业)(?:叫)?(?P<name>[A-Za-z]"
             r"[^，,。]*|[\u4e00-\u9fff]{2,8})$", value)):
@@ -280,7 +290,7 @@ _VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|�
                     r"|这里|那里|家里")
 
 
-def _slot_of(text: str) -> _Slot | None:
+def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     """The first slot whose cue the sentence holds; a thing moved is not a home moved
     ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
     Mate 60"), what the user uses."""
@@ -293,7 +303,7 @@ def _slot_of(text: str) -> _Slot | None:
         return _WORK
     found = next((s for s in _SLOTS if s.cue.search(text) and not (
         s.predicate == "lives_in" and re.search(r"把(?!家)[^，,]{1,12}?搬", text))), None)
-    named = {job for _, _, job in tools.mentioned(text)}
+    named = {job for _, _, job in tools.mentioned(text)} if known else set()
     if found is None and named:
         return _SLOTS[-1]
     if found is _SLOTS[0] and named and named <= _NOT_INFRA:  # "代码托管切到 GitHub"
@@ -358,7 +368,7 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
         if other or _NOT_DONE.search(part) or _NOT_DONE_IF.search(part) or _TEST_ENV.search(
                 part) or (beside_change and _STILL.search(part)):
             continue
-        own = _slot_of(part) or slot
+        own = _slot_of(part, known=False) or slot
         for s in ((_WORK, _ROLE) if own in (_WORK, _ROLE) else (own,)):
             if any(f.predicate == s.predicate for f in found):
                 continue
@@ -401,12 +411,14 @@ def _old_value(slot: _Slot, text: str, old: str | None, new: str,
 
 _PLAIN = {"俺们": "我们", "俺": "我", "咱们": "我们", "咱": "我"}
 _DIALECT = re.compile("|".join(_PLAIN))
+_GIVEN = re.compile(r"^[\u4e00-\u9fff]{1,4}给我(?=(?:买|置换|换|配|送|提)了)")
 
 
 def read(sentence: str) -> list[Statement]:
     """The slot values a Chinese sentence states, or the change it states; empty when it
     states neither, states it of someone else, or only plans, asks or supposes it."""
     text = _DIALECT.sub(lambda m: _PLAIN[m.group()], sentence.strip())
+    text = _GIVEN.sub("我", text)  # "儿子给我置换了一辆丰田卡罗拉": the car is the user's
     slot = _slot_of(text) if text else None
     if slot is None:
         return []
@@ -423,7 +435,8 @@ def read(sentence: str) -> list[Statement]:
         return [] if _OTHER.match(text) or _TEST_ENV.search(text) else _plain(
             slot, text, beside_change=True)
     new, end = _new_value(slot, text, verb)
-    old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None)
+    old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None) or next(
+        (m["old"] for p in _GIVEN_UP if (m := p.search(text[end:]))), None)
     if not _valid(new) and (got := _GOT.search(text)):
         new = _clean(got["obj"], slot.predicate)  # "小米SU7到手了"
     if not _valid(new):

@@ -42,7 +42,7 @@ def predicates() -> frozenset[str]:
     return frozenset(predicate(j.name) for j in jobs())
 
 
-def _product_job(value: str) -> str | None:
+def product_job(value: str) -> str | None:
     """The job of a well-known product the value starts with (the longest name wins:
     "腾讯会议" is for meetings, though "腾讯云" is a cloud)."""
     v = value.casefold().strip() + " "
@@ -54,7 +54,7 @@ def _product_job(value: str) -> str | None:
 def job_of(value: str, clause: str, sentence: str) -> str | None:
     """The job the value is used for: its product's, else the one the clause names, else the
     one the sentence names (only when it names one job)."""
-    if found := _product_job(value):
+    if found := product_job(value):
         return found
     for text in (clause, sentence):
         named = {j.name for j in jobs() if j.cue.search(text)}
