@@ -215,9 +215,70 @@ def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
     return aux, verb, tail, _VERBS.get(verb)
 
 
+# "We found an awesome cafe": the speaker among others, said as the speaker's own
+_WE = re.compile(r"^[Ww]e(?P<aux>'ve been|'ve| have been| have|'re| are| were| had)?(?P<rest>"
+                 rf"{_ADV} [a-z]+\b.*)$")
+_WE_AUX = {"'re": "'m", " are": " am", " were": " was"}
+_TOGETHER = re.compile(r"\b(?:we|us|our|ours|each other|one another|together|team|both"
+                       r"|got each)\b|\b(?:had|have) (?:a|an|the|such a|so much) (?:\w+ )?"
+                       r"(?:time|blast|fun|turnout)\b", re.I)
+# "My mother also passed away last year": someone of the speaker's, in the speaker's name
+_MINE = re.compile(r"^[Mm]y (?P<who>(?:\w+ ){0,2}?(?:mom|mother|dad|father|parents|brother|sister"
+                   r"|son|daughter|kids?|children|husband|wife|partner|boyfriend|girlfriend|bf|gf"
+                   r"|family|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|dogs?|cats?"
+                   r"|puppy|pups?|pets?|team|band|book|project|business|shop|store|car|house|garden"
+                   r"|painting|game|website|app|channel|blog|novel|album|song))"
+                   r"(?P<rest> (?:just |also |finally |recently |all |both )*(?:[a-z]+ed|got|had"
+                   r"|has|won|made|took|went|came|began|became|gave|grew|ran|left|lost|sold|found"
+                   r"|passed|is|are|was|were|loves?|enjoys?|started|joined)\b.*)$")
+
+
+_THEIR_PLAN = re.compile(r"(?:is|are|was|were) (?:thinking|planning|considering|hoping|going to"
+                         r"|about to|trying to)\b|(?:wants?|hopes?|plans?) to\b")
+
+
+def _mine(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "My mother passed away last year" -> "The user's mother passed away last year." """
+    if not (m := _MINE.match(clause)):
+        return None
+    rest = _CUT.sub("", m["rest"]).strip(" ,.")
+    if _THEIR_PLAN.match(rest):
+        return None  # "my parents are thinking about retiring to Portugal": theirs, not done
+    if not _names_something(rest, at_least=1) or re.fullmatch(
+            r"(?:is|are|was|were)(?: (?:so|really|very|super|pretty|such|a|an))*(?: \w+)?", rest):
+        return None  # "my dog is cute": no news
+    said = third_person(f"{m['who']} {rest}")
+    obj = said if len(said) <= MAX_OBJECT else said[:MAX_OBJECT].rsplit(" ", 1)[0]
+    return SelfStatement(Kind.EVENT, "did", obj, _dated(f"The user's {said}.", when))
+
+
+# how one is, not what one did: "doing better", "getting anxious", "working on something"
+_NO_NEWS = re.compile(r"(?:doing|feeling|getting|going) (?:so |really |pretty |much |a lot )*"
+                      r"(?:well|better|okay|ok|fine|good|great|alright|their best|my best|closer"
+                      r"|anxious"
+                      r"|motivated|nervous|excited|worried|through)\b"
+                      r"|(?:working on|making|doing|trying) (?:something|some stuff|things"
+                      r"|strides)\b"
+                      r"|\w+ (?:something|someone|anything)\b(?! (?:called|named|like))", re.I)
+
+
+def _as_speaker(clause: str) -> tuple[str, int] | None:
+    """The clause said by the speaker alone, and how many words it must name: "We found …" is
+    read as "I found …" and must say more; what the two of them share is not read."""
+    if (we := _WE.match(clause)) is None:
+        return clause, 2
+    if _TOGETHER.search(we["rest"]):
+        return None  # "we make a good team", "we push each other": about the two of them
+    aux = we["aux"] or ""
+    return f"I{_WE_AUX.get(aux, aux)}{we['rest']}", 3
+
+
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
-    if (st := _fond(clause, when)) is not None:
+    if (st := _fond(clause, when) or _mine(clause, when)) is not None:
         return st
+    if (speaker := _as_speaker(clause)) is None:
+        return None
+    clause, at_least = speaker
     who = None
     if (both := _WITH.match(clause)) and not _NOT_ABOUT_SELF.search(both["who"]):
         who, clause = both["who"], "I" + both["rest"]
@@ -228,11 +289,13 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
         return None
     predicate, kind = got
     rest = _CUT.sub("", tail).strip(" ,.")
+    if _NO_NEWS.match(f"{verb} {rest}"):
+        return None  # "I'm doing better now", "I'm working on something complicated"
     if predicate == "plans" and not _PLAN.match(rest):
         return None  # "I want one so bad"
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
         return None  # "I had fun", "I have to go"
-    if not _names_something(rest, at_least=2) or (who is not None and not (
+    if not _names_something(rest, at_least=at_least) or (who is not None and not (
             aux or verb in _PAST)):
         return None
     rest = third_person(rest)

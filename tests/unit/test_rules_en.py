@@ -32,6 +32,12 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      "The user gave in and bought some unhealthy snacks.", Kind.EVENT),
     ("I'm gonna be in Japan for a few months", "The user is going to be in Japan for a few "
      "months.", Kind.EVENT),
+    ("My mother also passed away last year", "The user's mother also passed away last year.",
+     Kind.EVENT),  # someone of the speaker's
+    ("My dog learned to open the fridge", "The user's dog learned to open the fridge.",
+     Kind.EVENT),
+    ("We found an awesome cafe with amazing pastries",  # the speaker among others
+     "The user found an awesome cafe with amazing pastries.", Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
@@ -46,6 +52,11 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "I know what you mean", "I bought some for you", "I won't quit",
     "I've had some personal challenges", "I have some awesome news",
     "I'm so into you", "My friend and I love you",
+    "I'm doing better now", "I'm getting closer to a solution",  # how one is, no news
+    "I'm working on something complicated", "We make a good team",
+    "We push each other during our runs", "We had a great time",  # the two of them
+    "We play every Thursday",  # too little said for someone among others
+    "My sister is so annoying", "My parents are thinking about retiring to Portugal",
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
