@@ -656,6 +656,7 @@ _ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|
 _EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+")
 _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|started|joined"
                           r"|switched|learning|adopted|booked|got|bought|quit|left)\b)", re.I)
+_GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|makes?|keeps?)\b")
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
                              r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
 _OTHER_SUBJECT = re.compile(rf"我的?(?:朋友|同事|同学|室友|邻居|老板|领导|{_REL_ZH})")
@@ -744,7 +745,8 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
                 or _LAUGH.search(sentence)):
             continue
         hedged = bool(_HEDGE.search(sentence))
-        sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo." (diary style)
+        if not _GERUND_SUBJECT.search(sentence):  # "Learning from X is important": no diary
+            sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo."
         subject = ""
         for part in _CLAUSES.split(sentence.rstrip(_STRIP)):
             shared = subject and _SHARED_SUBJECT.match(part.strip())

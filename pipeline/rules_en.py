@@ -61,7 +61,23 @@ _NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
 _DANGLING = re.compile(r"\b(?:it|that|this|these|those|they|them|he|she|him|her|one|ones"
                        r"|there|here|so|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
-                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$", re.I)
+                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$"
+                  r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re| is| was| are| were| has| had)\b.*$",
+                  re.I)
+# a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
+# is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)
+_DEMONSTRATIVE = re.compile(r"\bthis\b(?= (?!(?:i|you|he|she|it|we|they|the|a|an|my"
+                            r"|is|was|are|were|has|had|will|would|can|could)\b)[a-z]+\b)", re.I)
+def _indefinite(text: str) -> str:
+    """ "this candle" -> "a candle", "this old car" -> "an old car", "these photos" -> "some
+    photos"."""
+    text = _DEMONSTRATIVE.sub(
+        lambda m: "an" if re.match(r" [aeiou]", text[m.end():m.end() + 2], re.I) else "a", text)
+    return _DEMONSTRATIVES.sub("some", text)
+
+
+_DEMONSTRATIVES = re.compile(r"\bthese\b(?= (?!(?:are|were|have|had)\b)[a-z]+\b)",
+                             re.I)
 # first person to third, in any text ("my" -> "their", "I was" -> "they were")
 PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
@@ -77,7 +93,14 @@ _VAGUE = frozenset({
     "blast", "day", "days", "week", "feeling", "idea", "ideas", "question", "questions", "work",
     "fun", "chance", "thing", "things", "stuff", "experience", "moment", "incident", "plan",
     "plans", "update", "updates", "recommendations", "tips", "success", "progress", "do",
-    "recently", "lately", "today", "well", "going", "break", "rough", "patch"})
+    "recently", "lately", "today", "well", "going", "break", "rough", "patch", "skill",
+    "skills", "something", "someone", "anything", "everything", "lesson", "lessons"})
+# words of when, not of what
+_WHEN = frozenset({
+    "last", "next", "this", "week", "weeks", "weekend", "month", "months", "year", "years",
+    "yesterday", "today", "tonight", "ago", "night", "morning", "evening", "afternoon",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "earlier",
+    "couple", "few", "two", "three", "other"})
 _SOME = frozenset({
     "some", "awesome", "great", "big", "good", "personal", "bit", "major", "huge", "new",
     "unexpected", "little", "amazing", "few", "similar", "exciting", "cool", "nice", "crazy",
@@ -189,7 +212,8 @@ def _names_something(rest: str, *, at_least: int) -> bool:
     """A phrase that names something of the speaker's: enough words beyond function words
     and vague ones, nothing about the one spoken to, no pronoun pointing back."""
     words = [w for w in re.findall(r"[\w'-]+", rest.casefold()) if w not in _FUNCTION]
-    return (len(words) >= at_least and not set(words) <= _VAGUE | _SOME and len(rest) <= 160
+    named = set(words) - _WHEN  # "a setback last week" names no more than "a setback"
+    return (len(words) >= at_least and not named <= _VAGUE | _SOME and len(rest) <= 160
             and not _NOT_ABOUT_SELF.search(rest) and not _DANGLING.search(rest))
 
 
@@ -288,7 +312,7 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if got is None or (aux in ("'m", " am") and not verb.endswith("ing")):
         return None
     predicate, kind = got
-    rest = _CUT.sub("", tail).strip(" ,.")
+    rest = _indefinite(_CUT.sub("", tail).strip(" ,."))
     if _NO_NEWS.match(f"{verb} {rest}"):
         return None  # "I'm doing better now", "I'm working on something complicated"
     if predicate == "plans" and not _PLAN.match(rest):

@@ -372,6 +372,7 @@ def test_changes_family_health_events_and_favourites(said: str, memory: str,
     "My friend wants to move to a new city too.", "My commute to work took forever.",
     "I finally finished that book you recommended.", "我朋友也想搬到新城市。",
     "We moved into a new flat.", "I joined the gym.", "My sister is so annoying.",
+    "Learning from experienced players is important.",  # a gerund subject, no diary entry
 ])
 def test_small_talk_near_those_patterns_yields_nothing(chat: str) -> None:
     assert RuleExtractor().extract([_said(chat, None)]) == []

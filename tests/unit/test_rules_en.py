@@ -38,6 +38,10 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      Kind.EVENT),
     ("We found an awesome cafe with amazing pastries",  # the speaker among others
      "The user found an awesome cafe with amazing pastries.", Kind.EVENT),
+    ("I also bought this candle for my yoga practice",  # a photo's thing, not a pronoun
+     "The user also bought a candle for their yoga practice.", Kind.EVENT),
+    ("I lost my keys again, it's become a weekly ritual", "The user lost their keys again.",
+     Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
@@ -57,6 +61,8 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "We push each other during our runs", "We had a great time",  # the two of them
     "We play every Thursday",  # too little said for someone among others
     "My sister is so annoying", "My parents are thinking about retiring to Portugal",
+    "I had a setback last week", "I learned a new skill",  # nothing named beyond when
+    "I learned that patience matters",  # "that" of a clause
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
