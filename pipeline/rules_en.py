@@ -42,8 +42,10 @@ _CLASSES = {
         received completed launched opened organized organised participated competed
         celebrated raised donated spent collected grew picked gave sold left quit entered
         performed recorded released published designed planted rescued fostered hosted
-        helped passed earned booked explored discovered"""),
-    "does": (Kind.FACT, """start join get buy adopt work live play learn volunteer attend
+        helped passed earned booked explored discovered posted shared saw noticed restored
+        fixed repaired rehearsed experimented joined used"""),
+    "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
+        start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
         make build create collect grow own do perform record design plant foster host help
         explore watch listen go did watching listening going starting joining getting
@@ -185,6 +187,11 @@ def resolve_dates(text: str, when: datetime) -> str:
 
 
 # "I'm passionate about X", "I'm super into X", "I'm a big fan of X": what the speaker loves
+# "I'm currently on the hunt for a new job": what one is in the middle of
+_DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)? (?P<rest>(?:on the hunt|looking"
+                    r"|searching|in the middle of|in the process of"
+                    r"|on a (?:trip|road trip|mission|diet|break))"
+                    r"\b.+)$")
 _FOND = re.compile(rf"^I(?:'m| am){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about)"
                    r" (?P<rest>.+)$")
@@ -198,10 +205,18 @@ def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     ``when`` it was said; None for anything else. A clause after a dash ("It's been a rough
     week - I gave in and bought …") is read too."""
     text = clause.strip()
-    for part in (text, *re.split(r"\s[-–—]\s|:\s", text)[1:]):
-        if (st := _read(part.strip(), when)) is not None:
+    for n, piece in enumerate((text, *re.split(r"\s[-–—]\s|:\s", text)[1:])):
+        part = piece.strip()
+        if n and _DIARY.match(part):  # "I was busy too - went to a meetup"
+            part = f"I {part}"
+        if (st := _read(part, when)) is not None:
             return st
     return None
+
+
+# after a dash the subject is often left out, as in a diary: "- went to a community meetup"
+_DIARY = re.compile(r"(?:just |finally |recently |also )*(?:went|got|took|made|finished|tried"
+                    r"|visited|started|joined|bought|met|saw|found|signed|adopted|won|had a)\b")
 
 
 def _dated(content: str, when: datetime | None) -> str:
@@ -261,6 +276,18 @@ _THEIR_PLAN = re.compile(r"(?:is|are|was|were) (?:thinking|planning|considering|
                          r"|about to|trying to)\b|(?:wants?|hopes?|plans?) to\b")
 
 
+def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
+    if not (m := _DOING.match(clause)):
+        return None
+    rest = _indefinite(_CUT.sub("", m["rest"]).strip(" ,."))
+    if not _names_something(rest, at_least=2):
+        return None
+    said = third_person(rest)
+    return SelfStatement(Kind.FACT, "does", said[:MAX_OBJECT],
+                         _dated(f"The user is {said}.", when))
+
+
 def _mine(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "My mother passed away last year" -> "The user's mother passed away last year." """
     if not (m := _MINE.match(clause)):
@@ -298,7 +325,7 @@ def _as_speaker(clause: str) -> tuple[str, int] | None:
 
 
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
-    if (st := _fond(clause, when) or _mine(clause, when)) is not None:
+    if (st := _fond(clause, when) or _mine(clause, when) or _doing(clause, when)):
         return st
     if (speaker := _as_speaker(clause)) is None:
         return None
@@ -315,8 +342,9 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     rest = _indefinite(_CUT.sub("", tail).strip(" ,."))
     if _NO_NEWS.match(f"{verb} {rest}"):
         return None  # "I'm doing better now", "I'm working on something complicated"
-    if predicate == "plans" and not _PLAN.match(rest):
-        return None  # "I want one so bad"
+    if (verb == "used" and not re.match(r"to (?!live|work|drive|be|have)\w+", rest)) or (
+            predicate == "plans" and not _PLAN.match(rest)):
+        return None  # "I used it", "I want one so bad"; "I used to live in X" is the slot's
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
         return None  # "I had fun", "I have to go"
     if not _names_something(rest, at_least=at_least) or (who is not None and not (

@@ -42,6 +42,12 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      "The user also bought a candle for their yoga practice.", Kind.EVENT),
     ("I lost my keys again, it's become a weekly ritual", "The user lost their keys again.",
      Kind.EVENT),
+    ("I was busy too - went to a community meetup",  # no subject after the dash
+     "The user went to a community meetup.", Kind.EVENT),
+    ("I used to play a guitar when I was younger",
+     "The user used to play a guitar when they were younger.", Kind.EVENT),
+    ("I'm currently on the hunt for a new job", "The user is on the hunt for a new job.",
+     Kind.FACT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
