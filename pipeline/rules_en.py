@@ -88,7 +88,11 @@ PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them")))
 _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
         "'m": "is", " am": "is", " was": "was", " had": "had"}
-_PLAN = re.compile(r"^(?:to|on) \w+")  # "want to …", "plan on …"
+_PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|check|look|see|find|think"
+                   r"|get|have|let|say|tell|ask|share|show|send|take a look|hang|chill|rest|relax"
+                   r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+")
+# "want to …", "plan on …" something to remember; not "going to bring some snacks", "want to
+# make sure …"
 MAX_OBJECT = 80
 _VAGUE = frozenset({
     "news", "challenge", "challenges", "milestone", "adventure", "setback", "time", "times",
@@ -106,7 +110,8 @@ _WHEN = frozenset({
 _SOME = frozenset({
     "some", "awesome", "great", "big", "good", "personal", "bit", "major", "huge", "new",
     "unexpected", "little", "amazing", "few", "similar", "exciting", "cool", "nice", "crazy",
-    "wild", "hard", "tough", "busy", "fantastic", "incredible", "wonderful", "real", "an", "of"})
+    "wild", "hard", "tough", "busy", "fantastic", "incredible", "wonderful", "real", "an", "of",
+    "super", "rad", "fun", "blast", "accomplishment"})
 _FUNCTION = frozenset({
     "to", "the", "a", "an", "of", "in", "on", "at", "for", "with", "and", "or", "some", "all",
     "my", "their", "from", "by", "into", "out", "up", "about", "over", "just", "really", "so",

@@ -69,6 +69,8 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "My sister is so annoying", "My parents are thinking about retiring to Portugal",
     "I had a setback last week", "I learned a new skill",  # nothing named beyond when
     "I learned that patience matters",  # "that" of a clause
+    "I'm going to bring some snacks", "I want to make sure he is okay",  # no plan to keep
+    "I had a super fun weekend",
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
