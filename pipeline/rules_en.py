@@ -348,7 +348,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if _NO_NEWS.match(f"{verb} {rest}"):
         return None  # "I'm doing better now", "I'm working on something complicated"
     if (verb == "used" and not re.match(r"to (?!live|work|drive|be|have)\w+", rest)) or (
-            predicate == "plans" and not _PLAN.match(rest)):
+            (predicate == "plans" or (verb == "going" and rest.startswith("to ")))
+            and not _PLAN.match(rest)):
         return None  # "I used it", "I want one so bad"; "I used to live in X" is the slot's
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
         return None  # "I had fun", "I have to go"
