@@ -60,15 +60,18 @@ _CLASSES = {
 }
 _VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()}
 _NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
-_DANGLING = re.compile(r"\b(?:it|that|this|these|those|they|them|he|she|him|her|one|ones"
-                       r"|there|here|so|too)\b", re.I)
+_DANGLING = re.compile(r"\b(?:it|that|this(?! (?:morning|evening|afternoon|week|weekend|month"
+                       r"|year|summer|winter|spring|fall|season)\b)|these|those|they|them|he|she"
+                       r"|him|her|one|ones|there|here|so|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re| is| was| are| were| has| had)\b.*$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
 # is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)
-_DEMONSTRATIVE = re.compile(r"\bthis\b(?= (?!(?:i|you|he|she|it|we|they|the|a|an|my"
+_DEMONSTRATIVE = re.compile(r"\bthis\b(?= (?!(?:i|you|he|she|it|we|they|the|a|an|my|now|one|way"
+                            r"|time|morning|evening|afternoon|week|weekend|month|year|summer"
+                            r"|winter|spring|fall|autumn|season|semester|term"
                             r"|is|was|are|were|has|had|will|would|can|could)\b)[a-z]+\b)", re.I)
 def _indefinite(text: str) -> str:
     """ "this candle" -> "a candle", "this old car" -> "an old car", "these photos" -> "some
@@ -85,7 +88,8 @@ PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"),
     (r"\bI'll\b", "they'll"), (r"\bI'd\b", "they'd"), (r"\bI was\b", "they were"),
     (r"\bI\b", "they"), (r"\b[Mm]yself\b", "themselves"), (r"\b[Mm]ine\b", "theirs"),
-    (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them")))
+    (r"\b[Mm]y\b", "their"), (r"\b[Mm]e\b", "them"), (r"\b[Oo]urs\b", "theirs"),
+    (r"\b[Oo]ur\b", "their"), (r"\b[Oo]urselves\b", "themselves")))
 _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
         "'m": "is", " am": "is", " was": "was", " had": "had"}
 _PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|check|look|see|find|think"
@@ -260,8 +264,8 @@ def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
 
 
 # "We found an awesome cafe": the speaker among others, said as the speaker's own
-_WE = re.compile(r"^[Ww]e(?P<aux>'ve been|'ve| have been| have|'re| are| were| had)?(?P<rest>"
-                 rf"{_ADV} [a-z]+\b.*)$")
+_WE = re.compile(r"^[Ww]e(?: all| both)?(?P<aux>'ve been|'ve| have been| have|'re| are| were"
+                 rf"| had)?(?P<rest>{_ADV} [a-z]+\b.*)$")
 _WE_AUX = {"'re": "'m", " are": " am", " were": " was"}
 _TOGETHER = re.compile(r"\b(?:we|us|our|ours|each other|one another|together|team|both"
                        r"|got each)\b|\b(?:had|have) (?:a|an|the|such a|so much) (?:\w+ )?"

@@ -48,6 +48,9 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      "The user used to play a guitar when they were younger.", Kind.EVENT),
     ("I'm currently on the hunt for a new job", "The user is on the hunt for a new job.",
      Kind.FACT),
+    ("We all hiked the trails near our house",  # "our" is theirs too
+     "The user hiked the trails near their house.", Kind.EVENT),
+    ("I went for a run this morning", "The user went for a run this morning.", Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
@@ -70,7 +73,7 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "I had a setback last week", "I learned a new skill",  # nothing named beyond when
     "I learned that patience matters",  # "that" of a clause
     "I'm going to bring some snacks", "I want to make sure he is okay",  # no plan to keep
-    "I had a super fun weekend",
+    "I had a super fun weekend", "I really want to eat this now",  # "this" of a photo
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
