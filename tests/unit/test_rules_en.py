@@ -48,8 +48,9 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      "The user used to play a guitar when they were younger.", Kind.EVENT),
     ("I'm currently on the hunt for a new job", "The user is on the hunt for a new job.",
      Kind.FACT),
-    ("We all hiked the trails near our house",  # "our" is theirs too
-     "The user hiked the trails near their house.", Kind.EVENT),
+    ("We all hiked the trails last week", "The user hiked the trails last week.", Kind.EVENT),
+    ("I also read some books about our ecological systems",  # "our" is theirs too
+     "The user also read some books about their ecological systems.", Kind.EVENT),
     ("I went for a run this morning", "The user went for a run this morning.", Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
