@@ -50,7 +50,7 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
      Kind.FACT),
     ("We all hiked the trails last week", "The user hiked the trails last week.", Kind.EVENT),
     ("I also read some books about our ecological systems",  # "our" is theirs too
-     "The user also read some books about their ecological systems.", Kind.EVENT),
+     "The user also read some books about their ecological systems.", Kind.FACT),
     ("I went for a run this morning", "The user went for a run this morning.", Kind.EVENT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
