@@ -101,7 +101,8 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
-           r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到)了?")
+           r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到"
+           r"|落户(?:到|在)?)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -112,9 +113,10 @@ _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"(?P<old>[^，,。]+?)(?:那套|那个|这套)?(?:我们|我)?(?:已经|上个月|上周|去年|早就|就"
                r"|都)*"
                r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了)"),
-    re.compile(r"以前(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
+    re.compile(r"(?:以前|原来|之前|以往)(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
     re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:替换|换|切换|迁移|升级|取代|干掉|下掉)"),
     re.compile(r"(?:自|从)(?P<old>[^，,。]+?)(?:离职|辞职|出来)"),
+    re.compile(r"不(?:当|做|干)(?P<old>[^，,。了]+)了"),
 ]
 # an old value named as given up, anywhere in the sentence ("新项目改用 UE5 了，不再用 Unity")
 _GIVEN_UP = (_OLD[2], _OLD[3], _OLD[5])
@@ -174,14 +176,14 @@ def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> 
 
 _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold two (work, role)
     _slot("production_environment", Kind.FACT, "用户的生产环境是{obj}。",
-          r"生产|(?<!水)线上(?!下)|服务器|机房|prod",
+          r"生产|(?<!水)线上(?!下)|服务器|机房|prod|正式服|游戏服|正式环境|线上环境",
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|(?<![个几多些])人在"
           r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
           r"新家(?:在|是){V}",
-          r"(?<=[我的])家在{V}",
+          r"(?<=[我的])家在{V}", r"家(?:也|就|还|已经)?在{V}",
           r"(?:住在|定居在|落户在|安家在|生活在|人在|住|坐标"
                                     r"|base){V}",
           r"(?:一直在|现在在){V}", r"^在{V}"),
@@ -193,14 +195,16 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:所在的是|在|属于){V}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊)|跳到|进了"
+          r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊|开车"
+          r"|开货车|送快递|送外卖|跑单)|跳到|进了"
           r"|就职于|任职于|供职于"
           r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
           r"(?:就职于|任职于|供职于){V}",
-          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务|执业|出诊)", r"^在{V}",
+          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务|执业|出诊|开车|开货车|送快递"
+          r"|送外卖|跑单)", r"^在{V}",
           r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
@@ -339,8 +343,9 @@ def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
         return True
     if is_change and _TEST_ENV.search(clause if verb is not None else text):
         return True  # "测试环境上周刚升到 Debian 12，生产先不动"
-    return bool(_OTHER.match(clause)) or bool(
-        _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text))
+    first = verb is None or not re.search(r"[，,]", text[: verb.start()])
+    return bool(_OTHER.match(clause)) or bool(  # the sentence's subject, when the verb is in
+        first and _OTHER.match(text) and not re.match(rf"^{_TIMES}被", text))  # its clause
 
 
 _PLANNED = re.compile(r"(?<!主)要是|如果|假如|万一|等.{0,6}(?:再|就)|打算|准备|计划|考虑")
