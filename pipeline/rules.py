@@ -856,7 +856,6 @@ def _about(content: str, name: str, *, zh: bool) -> str:
     return re.sub(r"\bThe user\b", name, content)
 
 
-_INFRA = frozenset({"cloud", "operating_system", "container"})
 # a tool used beside another, not instead of it: "也用", "还在用", "同时用"
 _ALSO = re.compile(r"也(?:在|开始)?用|还(?:在)?用|同时|另外|以及|两个都|都在用|搭配|配合")
 
@@ -865,7 +864,9 @@ def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
               ) -> CandidateMemory:
     """A used tool's job as a second, single-valued triple (``uses_<job>``,
     :mod:`memq.pipeline.tools`), so the next tool for the same job ends it; a change also
-    ends the other tools for that job its sentence names ("Jira 太贵了，改用飞书项目").
+    ends the other tools for that job its sentence names ("Jira 太贵了，改用飞书项目"), and takes
+    the job of the tool it replaces when its own is unknown. Where production runs carries its
+    cloud's, OS's or platform's job (a move of the game servers to another cloud ends it).
     Chinese only; not for a tool used beside others ("MySQL 和 MongoDB都用", "也用X")."""
     t = c.triples[0]
     if t.predicate not in ("uses", "production_environment") or not _CJK.search(sentence):
@@ -874,7 +875,7 @@ def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
         tools.product_job(t.object))  # where production runs: its cloud, OS, platform
     if job is None and change:  # the job of the tool it replaces ("把 Presto 换成 Trino")
         job = next((j for r in c.replaces if (j := tools.product_job(r.object))), None)
-    if job is None or (t.predicate != "uses" and job not in _INFRA):
+    if job is None or (t.predicate != "uses" and job not in tools.INFRA):
         return c
     same = [name for _, name, j in tools.mentioned(sentence) if j == job]
     new = t.object.casefold().replace(" ", "")

@@ -310,7 +310,7 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     named = {job for _, _, job in tools.mentioned(text)} if known else set()
     if found is None and named:
         return _SLOTS[-1]
-    if found is _SLOTS[0] and named and named <= _NOT_INFRA:  # "代码托管切到 GitHub"
+    if found is _SLOTS[0] and named and named <= tools.NOT_INFRA:  # "代码托管切到 GitHub"
         return _SLOTS[-1]
     if found is not None and found.predicate == "drives" and named and not re.search(
             rf"开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}", text):
@@ -323,10 +323,6 @@ _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,�
                                r"|幼儿园"
                                r"|医院|卫生院|局|银行|集团|公司|厂|研究院|研究所|街道|政府|法院"
                                r"|检察院|报社|电视台)(?:报到|上班|工作|教|当|做|了|[，,。]|$)")
-# jobs of tools that production does not run on
-_NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
-                        "project_management", "crm", "pos", "phone", "computer", "editor",
-                        "browser", "design", "email", "ci", "monitoring"})
 
 
 def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:

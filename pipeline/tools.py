@@ -34,6 +34,14 @@ def jobs() -> tuple[Job, ...]:
                  for name, spec in raw.items())
 
 
+# what production runs on: its cloud, its OS, its orchestration
+INFRA = frozenset({"cloud", "operating_system", "container"})
+# jobs of tools that production does not run on (a sentence about them is about a tool)
+NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
+                       "project_management", "crm", "pos", "phone", "computer", "editor",
+                       "browser", "design", "email", "ci", "monitoring"})
+
+
 def predicate(job: str) -> str:
     return f"uses_{job}"
 

@@ -97,3 +97,19 @@ def test_a_tool_for_another_job_or_beside_it_ends_nothing(before: str, after: st
 def test_tools_used_together_carry_no_job() -> None:
     """"MySQL 和 MongoDB 都用": two databases at once; neither may end the other."""
     assert jobs_of(extract("我们后端用MySQL和MongoDB")) == []
+
+
+def test_the_infrastructure_words_name_known_jobs() -> None:
+    names = {j.name for j in tools.jobs()}
+    assert names >= tools.INFRA
+    assert names >= tools.NOT_INFRA
+    assert not tools.INFRA & tools.NOT_INFRA
+
+
+def test_a_move_of_production_to_another_cloud_ends_the_old_one() -> None:
+    """Where production runs carries its cloud's job, so a move said of the servers ("正式服已经
+    迁到 Google Cloud 了") ends it though the sentence says nothing of production."""
+    old, new = extract("我们游戏服务器部署在腾讯云上"), extract("正式服已经迁到 Google Cloud 了", 10)
+    assert ("uses_cloud", "腾讯云") in jobs_of(old)
+    assert ("uses_cloud", "Google Cloud") in jobs_of(new)
+    assert _closes(old, new)
