@@ -109,7 +109,8 @@ def test_the_infrastructure_words_name_known_jobs() -> None:
 def test_a_move_of_production_to_another_cloud_ends_the_old_one() -> None:
     """Where production runs carries its cloud's job, so a move said of the servers ("正式服已经
     迁到 Google Cloud 了") ends it though the sentence says nothing of production."""
-    old, new = extract("我们游戏服务器部署在腾讯云上"), extract("正式服已经迁到 Google Cloud 了", 10)
+    old = extract("我们游戏服务器部署在腾讯云上")
+    new = extract("正式服已经迁到 Google Cloud 了", 10)
     assert ("uses_cloud", "腾讯云") in jobs_of(old)
     assert ("uses_cloud", "Google Cloud") in jobs_of(new)
     assert _closes(old, new)
