@@ -94,7 +94,9 @@ _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have":
         "'m": "is", " am": "is", " was": "was", " had": "had"}
 _PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|check|look|see|find|think"
                    r"|get|have|let|say|tell|ask|share|show|send|take a look|hang|chill|rest|relax"
-                   r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+")
+                   r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+"
+                   r"|^an? (?:\w+ ){0,2}(?:trip|visit|party|vacation|holiday|wedding|move|hike"
+                   r"|getaway|tour|retreat)\b")
 # "want to …", "plan on …" something to remember; not "going to bring some snacks", "want to
 # make sure …"
 MAX_OBJECT = 80
@@ -260,7 +262,16 @@ def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
         aux, verb, tail = "", aux.strip(), f" {verb}{tail}"
     if verb == "gonna" and aux in ("'m", " am"):  # "I'm gonna be in Japan for a few months"
         return "'m", "going", f" to{tail}", ("plans", Kind.EVENT)
+    if verb not in _VERBS and aux in ("'ve been", " have been") and verb.endswith("ing") and (
+            verb not in _INNER):  # "I've been slogging away at …": a doing of some time
+        return aux, verb, tail, ("does", Kind.FACT)
     return aux, verb, tail, _VERBS.get(verb)
+
+
+# what goes on inside, not a doing: "I've been thinking about …"
+_INNER = frozenset({"thinking", "feeling", "hoping", "wondering", "meaning", "wishing",
+                    "missing", "worrying", "dreaming", "struggling", "having", "getting",
+                    "going", "doing", "being", "saying", "telling", "asking", "waiting"})
 
 
 # "We found an awesome cafe": the speaker among others, said as the speaker's own
@@ -333,6 +344,13 @@ def _as_speaker(clause: str) -> tuple[str, int] | None:
     return f"I{_WE_AUX.get(aux, aux)}{we['rest']}", 3
 
 
+def _plural(said: str, aux: str, verb: str) -> str:
+    """The verb phrase of two: "has been" -> "have been", "plans" -> "plan"."""
+    if aux in ("'ve", " have", "'ve been", " have been"):
+        return said.replace("has been", "have been").replace("has ", "have ", 1)
+    return said if aux else said.replace(conjugate(verb), verb, 1)
+
+
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if (st := _fond(clause, when) or _mine(clause, when) or _doing(clause, when)):
         return st
@@ -358,7 +376,7 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
         return None  # "I had fun", "I have to go"
     if not _names_something(rest, at_least=at_least) or (who is not None and not (
-            aux or verb in _PAST)):
+            aux or verb in _PAST or predicate == "plans")):
         return None
     rest = third_person(rest)
     phrase = f"{_AUX[aux]} {verb}" if aux else conjugate(verb)
@@ -368,9 +386,7 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     obj = f"{verb} {rest}"
     if len(obj) > MAX_OBJECT:
         obj = obj[:MAX_OBJECT].rsplit(" ", 1)[0]
-    if who is not None:  # plural: "The user and their GF just had …" (past or have only)
-        if aux in ("'ve", " have", "'ve been", " have been"):
-            said = said.replace("has been", "have been").replace("has ", "have ", 1)
+    if who is not None:  # plural: "The user and their GF just had …" (past, have, or a plan)
         return SelfStatement(kind, predicate, obj,
-                             _dated(f"The user and their {who} {said}.", when))
+                             _dated(f"The user and their {who} {_plural(said, aux, verb)}.", when))
     return SelfStatement(kind, predicate, obj, _dated(f"The user {said}.", when))

@@ -52,6 +52,10 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
     ("I also read some books about our ecological systems",  # "our" is theirs too
      "The user also read some books about their ecological systems.", Kind.FACT),
     ("I went for a run this morning", "The user went for a run this morning.", Kind.EVENT),
+    ("My partner and I plan a camping trip",  # a plan of two
+     "The user and their partner plan a camping trip.", Kind.EVENT),
+    ("I've been slogging away at my thesis",  # any doing of some time
+     "The user has been slogging away at their thesis.", Kind.FACT),
 ])
 def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
                                                   kind: Kind) -> None:
@@ -75,6 +79,7 @@ def test_what_the_speaker_did_does_loves_or_plans(clause: str, content: str,
     "I learned that patience matters",  # "that" of a clause
     "I'm going to bring some snacks", "I want to make sure he is okay",  # no plan to keep
     "I had a super fun weekend", "I really want to eat this now",  # "this" of a photo
+    "I've been thinking about what truly makes me happy",  # inside, not a doing
 ])
 def test_no_memory_of_small_talk_pronouns_or_the_other_person(clause: str) -> None:
     assert read(clause) is None
