@@ -335,7 +335,8 @@ RULES: tuple[Rule, ...] = (
           r" play| to speak| to)? (?:the )?(?P<obj>.+?)(?: for (?:a few|several|two|three|some"
           r"|many) \w+| this year| slowly but surely)?", _F, "learns",
           "The user is learning {obj}.", 0.85, 0.5),
-    _rule(r"I(?:'m| am) taking (?P<obj>[\w ]+?) (?:classes|lessons|courses?)(?: .*)?",
+    _rule(r"I(?:'m| am) taking (?:an? |some |the )?(?P<obj>[\w ]+?) (?:classes|lessons|courses?)"
+          r"(?: .*)?",
           _F, "learns", "The user is learning {obj}.", 0.85, 0.5),
     _rule(r"(?:I(?:'m| am)|we(?:'re| are)) (?:planning|going|hoping) (?:a trip |to travel |to go "
           r"|on a trip )?to (?P<obj>(?-i:[A-Z])[\w ]*?) (?:in|on|next|this) (?P<when>[\w ]+)",
