@@ -65,7 +65,7 @@ _DANGLING = re.compile(r"\b(?:it|that|this(?! (?:morning|evening|afternoon|week|
                        r"|him|her|one|ones|there|here|so|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
-                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;:!?].*$| - .*$|\s*\[.*$"
+                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re| is| was| are| were| has| had)\b.*$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"

@@ -54,6 +54,8 @@ FRIDAY = datetime(2023, 6, 9, 14, 0, tzinfo=UTC)
     ("I went for a run this morning", "The user went for a run this morning.", Kind.EVENT),
     ("My partner and I plan a camping trip",  # a plan of two
      "The user and their partner plan a camping trip.", Kind.EVENT),
+    ("I played my favorite CS:GO game in a tournament",  # a colon inside a name stays
+     "The user played their favorite CS:GO game in a tournament.", Kind.EVENT),
     ("I went on a trip to Canada and something unreal happened",  # the vague part cut
      "The user went on a trip to Canada.", Kind.EVENT),
     ("I've been slogging away at my thesis",  # any doing of some time
