@@ -828,11 +828,12 @@ def _read_self(clause: str, turn: Turn, hedged: bool) -> list[CandidateMemory]:
                        hedged=hedged, zh=False, old=None)]
 
 
-def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool
-             ) -> list[CandidateMemory]:
+def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool,
+             plain_only: bool = False) -> list[CandidateMemory]:
     """The slot statements :func:`memq.pipeline.rules_zh.read` finds in a Chinese clause: its
     changes only (``changes``: of a whole sentence, before the fixed rules, which take many
-    a change for a plain use), or its plain statements too (after the rules found nothing)."""
+    a change for a plain use), or its plain statements too (after the rules found nothing);
+    ``plain_only``: no change at all (a clause of a sentence that only plans one)."""
     if not _CJK.search(clause):
         return []
     return [_candidate(turn, st.kind, [(st.predicate, st.value)],
@@ -840,7 +841,8 @@ def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool
                        + (f"（之前是{st.old}）。" if st.old else "。"), 0.9, 0.7,
                        hedged=hedged and (not changes or _hedged_at(clause, st.value)),
                        zh=True, old=st.old)
-            for st in rules_zh.read(clause) if st.change or not changes]
+            for st in rules_zh.read(clause)
+            if (st.change or not changes) and not (st.change and plain_only)]
 
 
 def _hedged_at(sentence: str, value: str) -> bool:
@@ -935,9 +937,9 @@ class RuleExtractor:
         else the Chinese reader's plain statements; else what the speaker says of themselves."""
         candidate = next((c for rule in self.rules
                           if (c := _apply(rule, clause, turn, hedged)) is not None), None)
-        plain = _read_zh(clause, turn, hedged, changes=False)
-        if plain and rules_zh.planned(sentence):  # a clause of a plan states no change
-            plain = [c for c in plain if not c.replaces and "（之前是" not in c.content]
+        # a clause of a planned change, read alone, states no change
+        plain = _read_zh(clause, turn, hedged, changes=False,
+                         plain_only=rules_zh.planned(sentence))
         if candidate is None:
             return plain or _read_self(clause, turn, hedged)
         said = {t.predicate for t in candidate.triples}

@@ -71,6 +71,12 @@ def job_of(value: str, clause: str, sentence: str) -> str | None:
     return None
 
 
+@cache
+def _names() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    """Every product name with its job and its pattern, the longest first."""
+    names = sorted(((p.strip(), j.name) for j in jobs() for p in j.products),
+                   key=lambda pj: -len(pj[0]))
+    return tuple((name, job, re.compile(re.escape(name))) for name, job in names)
 
 
 def mentioned(text: str) -> list[tuple[int, str, str]]:
@@ -78,10 +84,8 @@ def mentioned(text: str) -> list[tuple[int, str, str]]:
     low = text.casefold()
     out: list[tuple[int, str, str]] = []
     taken: set[int] = set()
-    names = sorted(((p.strip(), j.name) for j in jobs() for p in j.products),
-                   key=lambda pj: -len(pj[0]))
-    for name, job in names:
-        for m in re.finditer(re.escape(name), low):
+    for name, job, pattern in _names():
+        for m in pattern.finditer(low):
             if taken & set(range(m.start(), m.end())):
                 continue
             if name[0].isascii() and name[0].isalnum() and m.start() and (
