@@ -17,11 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memq.pipeline import ids, lifecycle, service
+from memq.pipeline import ids, lifecycle, profiles, service
 from memq.pipeline.lifecycle import Change, Policy
 from memq.pipeline.ports import EpisodeItem, Extractor
 from memq.pipeline.service import Ports
-from memq.schemas import AuditEntry, CandidateMemory, Kind, Operation, StoredMemory, Triple, Turn
+from memq.schemas import (
+    AuditEntry,
+    CandidateMemory,
+    Kind,
+    Operation,
+    Status,
+    StoredMemory,
+    Triple,
+    Turn,
+)
 
 COMMIT_CHUNK = 1000  # memories (with their audit entries) per fenced commit
 
@@ -86,16 +95,20 @@ capacity = _simple("capacity", lifecycle.over_capacity)
 
 
 def summarize(extractor: Extractor, texts: Sequence[str], at: datetime,
-              source_ids: Sequence[str]) -> CandidateMemory:
+              source_ids: Sequence[str]) -> CandidateMemory | None:
     """One semantic sentence for a cluster: what the extractor finds in it, most supported
-    first; else the cluster's first text, quoted as a recurring theme."""
+    first; else the cluster's first text that says something, quoted as a recurring theme;
+    None when none does (a cluster of "?" and "..." turns: LongMemEval has them)."""
     turns = [Turn(turn_id=f"c{i}", role="user", content=t, timestamp=at)
              for i, t in enumerate(texts)]
     found = sorted(extractor.extract(turns), key=lambda c: (-len(c.source_turn_ids), c.content))
     if found:
         best = found[0]
         return best.model_copy(update={"source_turn_ids": list(source_ids), "valid_at": at})
-    theme = texts[0].strip().rstrip(".!?。！？")[:160]
+    themes = [t.strip().strip(".!?。！？…").strip()[:160] for t in texts]
+    theme = next((t for t in themes if t), None)
+    if theme is None:
+        return None
     return CandidateMemory(
         content=f'The user repeatedly brings up: "{theme}".', kind=Kind.FACT, confidence=0.7,
         importance=0.5, source_turn_ids=list(source_ids), valid_at=at,
@@ -135,7 +148,7 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
         semantic_id = "m_" + ids.content_hash(f"consolidated:{user_id}:{','.join(sorted(group))}")
         if not ports.graph.get(user_id, [semantic_id]):
             cand = summarize(ports.extractor, texts, at, turns)
-            if any(is_single(t.predicate) for t in cand.triples):
+            if cand is None or any(is_single(t.predicate) for t in cand.triples):
                 continue
             known = ports.graph.exact(user_id, [cand.content]).get(ids.content_hash(cand.content))
             if known is not None:
@@ -169,6 +182,57 @@ def _add_semantic(ports: Ports, user_id: str, cand: CandidateMemory, semantic_id
     add = Change(semantic, semantic, f"consolidated from {len(group)} similar items")
     return apply_changes(ports, user_id, "consolidate", Operation.CONSOLIDATE, [add], now,
                          fence, vectors=[vector])
+
+
+EMBED_CHUNK = 256  # texts per embedding call of a job
+
+
+def profile(ports: Ports, user_id: str, now: datetime, policy: Policy,
+            fence: Fence) -> JobResult:
+    """The user's people's topic profiles (``pipeline.profiles``) brought up to date: a topic's
+    new profile is added (CONSOLIDATE, DERIVED_FROM its members, audited), one whose members
+    have changed (grown, superseded, archived) is archived, its audit naming the profile that
+    shares most of them. Members keep their importance: a profile is a view across
+    sessions, not their replacement. Run again on the same memories, it changes nothing."""
+    current = ports.graph.read_memories(user_id)  # the state of record
+    pool = [m for m in current if profiles.eligible(m)]
+    topics = _embed(ports, [profiles.topic_text(m) for m in pool])
+    drafts = profiles.profiles(user_id, pool, dict(zip([m.id for m in pool], topics, strict=True)),
+                               similarity=policy.profile_similarity,
+                               max_members=policy.profile_max, pool=policy.profile_pool)
+    held = {m.id: m for m in current if profiles.is_profile(m)}
+    new = [d for d in drafts if d.id not in held]
+    added = [StoredMemory(
+        id=d.id, user_id=user_id, content=d.content, kind=Kind.FACT, confidence=d.confidence,
+        importance=d.importance, entities=[d.subject] if d.subject != "user" else [],
+        triples=[d.triple], source_turn_ids=list(d.source_turn_ids), valid_at=d.valid_at,
+        created_at=now, updated_at=now, embedding_model=ports.embedder.model_id,
+        derived_from=list(d.members)) for d in new]
+    changed = apply_changes(
+        ports, user_id, "consolidate", Operation.CONSOLIDATE,
+        [Change(m, m, f"profile of {len(m.derived_from)} memories over "
+                      f"{len({r.split('/', 1)[0] for r in m.source_turn_ids})} sessions")
+         for m in added], now, fence, vectors=_embed(ports, [m.content for m in added]))
+    # a profile whose members changed is archived (out of search, kept with its audit), not
+    # superseded: it stated no fact that stopped being true, and a superseded memory's turns
+    # are read as what is no longer true (search demotes them)
+    kept = {d.id for d in drafts}
+    stale = []
+    for m in sorted((m for m in held.values() if m.id not in kept), key=lambda m: m.id):
+        heir = max(drafts, key=lambda d: (len(set(d.members) & set(m.derived_from)), d.id),
+                   default=None)
+        why = (f"profile regrown into {heir.id}" if heir is not None
+               and set(heir.members) & set(m.derived_from) else "profile's topic no longer holds")
+        stale.append(Change(m, m.with_changes(status=Status.ARCHIVED, updated_at=now), why))
+    changed += apply_changes(ports, user_id, "consolidate", Operation.ARCHIVE, stale, now, fence)
+    return JobResult("profile", user_id, len(pool), changed)
+
+
+def _embed(ports: Ports, texts: Sequence[str]) -> list[list[float]]:
+    out: list[list[float]] = []
+    for start in range(0, len(texts), EMBED_CHUNK):
+        out += ports.embedder.embed(list(texts[start:start + EMBED_CHUNK]))
+    return out
 
 
 def reembed(ports: Ports, user_id: str, now: datetime, *,

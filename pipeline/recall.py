@@ -66,6 +66,10 @@ class Weights:
     past_factor: float = 1.5  # the same, when the question asks about the past
     assistant_factor: float = 0.7  # what the assistant said is weaker evidence
     neighbor: float = 0.1  # a turn gains this share of its neighbours' scores (in the pool)
+    # a profile (consolidation: one person's topic over the sessions) gains this share of its
+    # members' scores (in the pool): a question its members answer in parts is the profile's.
+    # LoCoMo dev, recall@10: 0.709 -> 0.720, multi-hop 0.412 -> 0.424 (0.1: 0.710; 0.5: 0.716)
+    member: float = 0.3
     # cosine is stretched over at least this range: in a small pool (a user of a few turns)
     # the least similar of two near-equals would otherwise count as no match at all. A full
     # pool's range is wider (LoCoMo, LongMemEval dev: recall unchanged)
@@ -80,6 +84,7 @@ class Candidate:
     lexical: float | None = None  # BM25 score
     dense: float | None = None  # cosine to the query
     weight: float = 1.0  # a memory's decay x confidence, in [0, 1]
+    members: tuple[str, ...] = ()  # a derived memory's (a profile): the memories it is drawn from
 
 
 _PAST = re.compile(
@@ -179,14 +184,15 @@ def _merged(candidates: Sequence[Candidate]) -> dict[str, Candidate]:
 class Signals:
     """How one hit's fused score came about (the console's "why this answer"): each signal
     as found and its share of the score, the factor the score was then weighed by, and what
-    the neighbouring turns added. ``score = (lexical_part + dense_part) * factor + neighbor``."""
+    the neighbouring turns (a profile: its members) added.
+    ``score = (lexical_part + dense_part) * factor + neighbor``."""
 
     lexical: float | None  # BM25 score as found (None: BM25 did not find it)
     dense: float | None  # cosine to the query as found
     lexical_part: float  # Weights.lexical x BM25 / the pool's best
     dense_part: float  # (1 - Weights.lexical) x cosine stretched over the pool's range
     factor: float  # decay x confidence, superseded, past, assistant: all multiplied
-    neighbor: float  # added for strong turns next to it
+    neighbor: float  # added for strong turns next to it (a profile: its members found)
     score: float
 
 
@@ -234,13 +240,7 @@ def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate],
 
     split = {i: parts(c) for i, c in items.items()}
     own = {i: (lex + den) * factor for i, (lex, den, factor) in split.items()}
-    bonus = dict.fromkeys(items, 0.0)
-    if weights.neighbor:  # a turn next to strong evidence is likely part of it
-        for i, c in items.items():
-            if c.hit.type == "episode" and c.hit.role != "assistant":
-                bonus[i] = weights.neighbor * sum(
-                    own[j] for j in c.hit.neighbors
-                    if j in items and items[j].hit.role != "assistant")
+    bonus = _bonus(items, own, weights)
     scored = {i: own[i] + bonus[i] for i in items}
     order = sorted(scored, key=lambda i: (-scored[i], items[i].hit.type != "memory", i))
     chosen: list[str] = []
@@ -265,6 +265,21 @@ def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate],
                             lexical_part=round(lex, 6), dense_part=round(den, 6),
                             factor=round(factor, 6), neighbor=round(bonus[i], 6), score=score)))
     return out
+
+
+def _bonus(items: dict[str, Candidate], own: dict[str, float],
+           weights: Weights) -> dict[str, float]:
+    """What a hit gains from the others in the pool: a person's turn a share of its neighbours'
+    scores (the assistant's turns neither lend nor borrow), a profile a share of its members'."""
+    bonus = dict.fromkeys(items, 0.0)
+    for i, c in items.items():
+        if weights.neighbor and c.hit.type == "episode" and c.hit.role != "assistant":
+            bonus[i] = weights.neighbor * sum(
+                own[j] for j in c.hit.neighbors
+                if j in items and items[j].hit.role != "assistant")
+        elif weights.member and c.members:
+            bonus[i] = weights.member * sum(own[j] for j in c.members if j in items)
+    return bonus
 
 
 def _memory_fits(chosen: list[str], items: dict[str, Candidate], every: int) -> bool:

@@ -85,7 +85,8 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
     lexical_m = {m.id: score for m, score in bm25_memories}
     memories = [recall.Candidate(
         memory_hit(m), lexical=lexical_m.get(m.id), dense=near_m.get(m.id),
-        weight=lifecycle.recall_score(1.0, m, now, policy) if m.is_current else 1.0)
+        weight=lifecycle.recall_score(1.0, m, now, policy) if m.is_current else 1.0,
+        members=tuple(m.derived_from))  # a profile's (or a consolidation's) sources
         for m in found.values()]
     return recall.fuse_explained(episodes, memories, k, superseded=superseded,
                                  past=recall.asks_about_past(query))

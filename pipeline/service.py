@@ -25,7 +25,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from memq.pipeline import extract as extraction
-from memq.pipeline import ids, recall
+from memq.pipeline import ids, profiles, recall
 from memq.pipeline.dedupe import require_same_model
 from memq.pipeline.errors import StaleVersion
 from memq.pipeline.merge import (
@@ -243,8 +243,11 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     holders = [state[h] for h in sorted(holder_ids) if h in state]
     prepared = []
     for item, own, top in kept:
+        # a profile (consolidation's view of a topic) restates memories, it is not one:
+        # a new statement is never its duplicate
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
-                     if mid in state and state[mid].is_current][: thresholds.neighbors]
+                     if mid in state and state[mid].is_current
+                     and not profiles.is_profile(state[mid])][: thresholds.neighbors]
         cand_slots = {t.slot for t in [*item.candidate.triples, *item.candidate.replaces]}
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,

@@ -995,6 +995,8 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--llm-base-url", help="--dataset: extract with this OpenAI-compatible "
                                           "endpoint (MEMQ_LLM_BASE_URL for the workers)")
     p.add_argument("--llm-model", help="--dataset: and this model (MEMQ_LLM_MODEL)")
+    p.add_argument("--consolidate", action="store_true", help="--dataset: run the consolidation "
+                   "job on each user before scoring (its memories are reported apart)")
     p.set_defaults(fn=bench_extract)
     p = sub.add_parser("recall")
     p.add_argument("--seed", type=int, default=7)
@@ -1018,6 +1020,8 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--workers", type=int, default=1, help="worker processes for the ingest")
     p.add_argument("--no-ingest", action="store_true", help="the stores hold them already")
     p.add_argument("--max-tokens", type=int, default=800)
+    p.add_argument("--consolidate", action="store_true", help="search, run the consolidation "
+                   "job on each user, search again: row 'memq unconsolidated' is the first pass")
     p.add_argument("--context-questions", type=int, default=0,
                    help="score the context block on the first N questions only (0: all)")
     bench_dir = os.path.join(os.environ.get("MEMQ_HOME", ".memq"), "bench")

@@ -35,6 +35,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,18 @@ def _print_derived(derived: Sequence[tuple[bool, float]]) -> None:
               "supported (not counted in the rows above)")
 
 
+def _prepare(args: Any, convs: Sequence[Any], client: Any, ingest: Callable[..., float]) -> None:
+    """The conversations ingested (unless --no-ingest), then consolidated (--consolidate)."""
+    turns = sum(c.turns for c in convs)
+    if not args.no_ingest:
+        took = ingest([c.user_id for c in convs], [b for c in convs for b in c.batches],
+                      client, args.workers)
+        print(f"ingested {turns} turns of {len(convs)} conversations in {took:.1f} s "
+              f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+    if args.consolidate:
+        memory_bench.consolidate([c.user_id for c in convs], datetime.now(UTC))
+
+
 def run(args: Any, ingest: Callable[..., float]) -> None:
     from memq.workers import wiring
     from memq.workers.api import Client
@@ -137,12 +150,7 @@ def run(args: Any, ingest: Callable[..., float]) -> None:
     if args.limit:
         convs, samples = convs[: args.limit], samples[: args.limit]
     client = Client()
-    turns = sum(c.turns for c in convs)
-    if not args.no_ingest:
-        took = ingest([c.user_id for c in convs], [b for c in convs for b in c.batches],
-                      client, args.workers)
-        print(f"ingested {turns} turns of {len(convs)} conversations in {took:.1f} s "
-              f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+    _prepare(args, convs, client, ingest)
     embedder = wiring.embedder()
     found: dict[str, list[bool]] = defaultdict(list)
     supported: dict[str, list[bool]] = defaultdict(list)

@@ -235,7 +235,11 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     graph, k_max = wiring.graph(), max(KS)
     # memq, then each of its turn signals alone (a fusion must beat its best component), then
     # plain keyword search over the raw turns
-    systems = ("memq", "memq bm25 alone", "memq dense alone", "bm25", "bm25+speaker")
+    systems: tuple[str, ...] = ("memq", "memq bm25 alone", "memq dense alone", "bm25",
+                                "bm25+speaker")
+    # --consolidate: the lists before the job (a row of their own), then the job, then the rest
+    before = _unconsolidated(convs, k_max, now) if args.consolidate else {}
+    systems = ("memq", "memq unconsolidated", *systems[1:]) if before else systems
     chroma, embed = wiring.chroma(), wiring.embedder()
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -244,6 +248,8 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
             t0 = time.perf_counter()
             ranked = {"memq": search(conv.user_id, q.text, k_max, now)}
             latencies.append(time.perf_counter() - t0)
+            if before:
+                ranked["memq unconsolidated"] = before[(conv.user_id, q.text)]
             ranked["memq bm25 alone"] = graph.search_episodes(conv.user_id, q.text, k_max)
             ranked["memq dense alone"] = chroma.search(conv.user_id, embed.embed([q.text])[0],
                                                        embed.model_id, k_max)
@@ -272,12 +278,38 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     print(f"dead weight: {dw['never@10']} of {dw['memories']} current memories "
           f"({dw['share@10']:.0%}) are in no question's top 10, {dw['never@20']} in no top 20")
     print(f"lists that moved when asked again after the first pass: {moved} of {len(rows)}")
-    _print(report, systems)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1))
-    print(f"json: {args.out}")
-    _png(report, systems, args.png)
+    _emit(report, systems, args.out, args.png)
     return report
+
+
+def _emit(report: dict[str, Any], systems: Sequence[str], out: str, png: str) -> None:
+    _print(report, systems)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(report, indent=1))
+    print(f"json: {out}")
+    _png(report, systems, png)
+
+
+def _unconsolidated(convs: Sequence[Conversation], k: int,
+                    now: datetime) -> dict[tuple[str, str], list[Any]]:
+    """Every question's list as it is, then the consolidation job on every user."""
+    from memq.workers.lifecycle import search
+
+    before = {(c.user_id, q.text): search(c.user_id, q.text, k, now)
+              for c in convs for q in c.questions}
+    consolidate([c.user_id for c in convs], now)
+    return before
+
+
+def consolidate(users: Sequence[str], now: datetime) -> None:
+    """The nightly consolidation job, now, for each user (under the user's claim, as beat runs
+    it): topic profiles and clusters, fenced and audited like any write."""
+    from memq.workers.lifecycle import timed
+
+    for user in users:
+        result, seconds = timed("consolidate", user, now, wait_s=60.0)
+        print(f"consolidate {user}: examined {result.examined}, changed {result.changed} "
+              f"({seconds:.1f} s)", flush=True)
 
 
 def dead_weight(convs: Sequence[Conversation], rows: Sequence[dict[str, Any]],

@@ -98,6 +98,9 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
             ports, user_id, now, p, memories=memories, episodes=episodes,
             mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),
             fence=fence, is_single=wiring.predicates().is_single)
+        profiled = jobs.profile(ports, user_id, now, p, fence)
+        result = dataclasses.replace(result, examined=result.examined + profiled.examined,
+                                     changed=result.changed + profiled.changed)
         requeued = reextract_failed(user_id, now)
         if requeued:
             log.info("re-extracting episodes", user_id=user_id, turns=requeued)

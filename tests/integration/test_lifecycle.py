@@ -133,6 +133,40 @@ def test_consolidation_adds_no_duplicate_and_no_timeline_fact(user_id: str) -> N
     assert len(current) <= 1  # no second current home from a summary of old turns
 
 
+def test_consolidation_profiles_a_named_persons_topic_over_sessions(user_id: str) -> None:
+    """Multi-party chat: Audrey's memories of one topic, told in two sessions, become one
+    profile in her name, DERIVED_FROM them and citing their turns; a run on the same memories
+    changes nothing; her cake stays out, and so does Jon's course."""
+    said = [("s1", "Audrey", "I took a dog training course last week."),
+            ("s1", "Jon", "I took a pottery course last week."),
+            ("s2", "Audrey", "I took a dog grooming course with my pups."),
+            ("s2", "Audrey", "I baked a lemon cake for my neighbours.")]
+    t0 = datetime.fromisoformat("2026-03-01T09:00:00+00:00")
+    lines = [json.dumps({"user_id": user_id, "session_id": sid, "turn_id": f"t{i}",
+                         "role": "user", "speaker": who, "content": text,
+                         "timestamp": (t0 + timedelta(days=7 * int(sid[1:]), minutes=i)
+                                       ).isoformat()})
+             for i, (sid, who, text) in enumerate(said)]
+    memq("enqueue", "-", stdin="\n".join(lines) + "\n")
+    wait_done()
+    before = _by_content(user_id)
+    assert "changed 1" in memq("run", "consolidate", "--user", user_id).stdout
+    (profile,) = [m for m in _by_content(user_id).values() if m["derived_from"]]
+    courses = sorted(c for c in before if c.startswith("Audrey took a dog"))
+    assert len(courses) == 2
+    assert sorted(before[c]["id"] for c in courses) == sorted(profile["derived_from"])
+    assert profile["content"].startswith("Audrey: took a dog training course")
+    assert profile["source_turn_ids"] == ["s1/t0", "s2/t2"]
+    assert profile["triples"][0]["subject"] == "Audrey"
+    audit = memq_json("audit", "--user", user_id, "--memory", profile["id"])
+    assert [e["operation"] for e in audit] == ["consolidate"]
+    assert "changed 0" in memq("run", "consolidate", "--user", user_id).stdout
+    hits = memq_json("search", "--user", user_id, "--k", "8", "--no-record",
+                     "what courses has Audrey taken for her dogs?")
+    first = next(h for h in hits if h["type"] == "memory")
+    assert first["id"] == profile["id"]  # before its members: both answers in one place
+
+
 def test_capacity_archives_the_lowest(user_id: str) -> None:
     _ingest(user_id, "I'm a product manager.", "I like jazz.", "We use Terraform.",
             "I live in Lisbon.")

@@ -19,12 +19,12 @@ T0 = datetime(2023, 5, 1, 9, 0, tzinfo=UTC)
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def _run(speaker: str | None) -> list[str]:
+def _run(speaker: str | None, text: str = "Went for a long run by the river this morning.",
+         vector: list[float] | None = None) -> list[str]:
     graph, index = FencedGraph(), InMemoryIndex()
     ports = service.Ports(embedder=HashEmbedder(), extractor=RuleExtractor(),
                           judge=OfflineJudge(), memories=index, episodes=index, graph=graph)
-    text = "Went for a long run by the river this morning."
-    vector = ports.embedder.embed([text])[0]
+    vector = vector or ports.embedder.embed([text])[0]
     episodes = [EpisodeItem(id=f"e{i}", content=text, vector=vector,
                             event_at=T0 + timedelta(days=i), turn_id=f"s{i}/t1",
                             speaker=speaker) for i in range(3)]
@@ -43,3 +43,9 @@ def test_the_users_own_turns_consolidate() -> None:
 
 def test_a_named_persons_turns_do_not() -> None:
     assert _run("Calvin") == []
+
+
+def test_a_cluster_that_says_nothing_is_left_alone() -> None:
+    """Three "?" turns cluster (LongMemEval has them; MiniLM embeds them alike, the hashing
+    embedder not at all): no memory, and no crash of the job."""
+    assert [c for c in _run(None, "?", vector=[1.0, 0.0]) if not c.startswith("e")] == []

@@ -8,7 +8,7 @@ CALL {
   WHERE node.user_id = $user_id AND node.status IN ['current', 'superseded']
   RETURN collect({score: score, m: node {
     .id, .user_id, .content, .kind, .confidence, .importance, .source_turn_ids, .status,
-    .embedding_model, .scope, .session_id,
+    .embedding_model, .scope, .session_id, derived_from: coalesce(node.derived_from, []),
     valid_at: toString(node.valid_at), invalid_at: toString(node.invalid_at),
     created_at: toString(node.created_at), updated_at: toString(node.updated_at),
     expires_at: toString(node.expires_at),
