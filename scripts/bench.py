@@ -518,10 +518,23 @@ def _ingest(users: list[str], batches: list[Any], client: Any, workers: int = 1)
         client.wait(ids, timeout=7200)
         return time.perf_counter() - started
     finally:
-        for proc in procs:
-            os.killpg(proc.pid, 15)
-        for proc in procs:
+        _stop(procs)
+
+
+def _stop(procs: list[Any]) -> None:
+    """Celery's warm shutdown (SIGTERM to the main process only): a drain finishing its last
+    round lets go of its user. Killing the whole group killed that drain mid-round, and the
+    next job on the user (consolidate) waited out the claim's lease: 30 s."""
+    import subprocess
+
+    for proc in procs:
+        os.kill(proc.pid, 15)
+    for proc in procs:
+        try:
             proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait(timeout=10)
 
 
 def _ingest_recall(convs: list[Any], client: Any) -> None:
