@@ -102,14 +102,7 @@ _DIET = (r"vegetarian|vegan|pescatarian|plant-based|gluten-free|dairy-free|keto|
          r"|halal")
 _CONDITION = (r"[\w' -]*?(?:itis|osis|emia|disease|disorder|syndrome|deficiency|intolerance"
               r"|diabetes|cancer|apnea|apnoea)")
-_FUTURE = (r"(?:next|this coming|this) (?:week|weekend|month|year|summer|winter|spring|fall"
-           r"|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|tonight"
-           r"|in (?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?"
-           r"|months?)|later this (?:week|month|year)|(?:in|on) (?-i:[A-Z])\w+")
-_TIME_EN = (rf"(?:{_FUTURE}|(?:last|this) (?:week|weekend|month|year|summer|winter|spring"
-            r"|fall|autumn)|yesterday|today|recently|lately|these days|earlier this (?:week"
-            r"|month|year)|a few (?:days|weeks|months|years) ago|\w+ (?:days|weeks|months|years)"
-            r" ago)")
+_FUTURE = rules_en.FUTURE
 _TIME_ZH = (r"(?:下个?月|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?"
             r"|明年|明天|后天|今年|去年|前年"
             r"|上个?月|上(?:个)?(?:周|星期)[一二三四五六日天末]?|这个?(?:周末|月底|月|暑假|寒假)"
@@ -661,7 +654,6 @@ _GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
                              r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
 _OTHER_SUBJECT = re.compile(rf"我的?(?:朋友|同事|同学|室友|邻居|老板|领导|{_REL_ZH})")
-_FRONT_TIME = re.compile(rf"^(?P<time>{_TIME_EN}),? (?P<rest>(?:I|we)\b.+)$", re.I)
 _CALLED = {False: re.compile(r"^(?:a|an|the) (?:[\w-]+ ){1,3}?(?:called|named) ", re.I),
            True: re.compile(r"^一(?:家|个|所)[^，,]*?[，,]?(?:叫|名叫|叫做)")}
 _ZH_PARTICLES = re.compile(r"[了啦呢吧哦啊呀嘛]+$")
@@ -749,7 +741,7 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
         if not _GERUND_SUBJECT.search(sentence):  # "Learning from X is important": no diary
             sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo."
         subject = ""
-        for part in _CLAUSES.split(sentence.rstrip(_STRIP)):
+        for part in _glued(_CLAUSES.split(sentence.rstrip(_STRIP))):
             shared = subject and _SHARED_SUBJECT.match(part.strip())
             clause = _PREFIX.sub("", _HEDGE_WORDS.sub("", part).strip(), count=1)
             clause = _ZH_PARTICLES.sub("", clause.rstrip(_STRIP)).strip()
@@ -758,13 +750,25 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
             elif not subject:  # the first clause's subject, if it is the user
                 subject = "" if _OTHER_SUBJECT.match(clause) else (
                     "I " if re.match(r"I\b", clause) else "我" if clause.startswith("我") else "")
-            if clause := _FRONT_TIME.sub(_time_last, clause, count=1):
+            if clause := rules_en.time_last(clause):
                 yield clause, hedged, sentence
 
 
-def _time_last(m: re.Match[str]) -> str:
-    """"Next Friday I fly to Oslo" → "I fly to Oslo next Friday" (where the rules expect it)."""
-    return f"{m['rest']} {m['time']}"
+_ONLY_TIME = re.compile(rf"(?:and |but |so )?{rules_en.TIME}", re.I)
+
+
+def _glued(parts: Sequence[str]) -> list[str]:
+    """A clause that is only a time ("Last Friday, I finished …" cut at the comma) goes with
+    the next one."""
+    out: list[str] = []
+    carry = ""
+    for part in parts:
+        if _ONLY_TIME.fullmatch(part.strip()):
+            carry = f"{carry}{part.strip()} "
+            continue
+        out.append(f"{carry}{part.strip()}" if carry else part)
+        carry = ""
+    return out + ([carry.strip()] if carry else [])
 
 
 _LOWER = {"adv", "animal", "rel", "cat", "cats"}  # groups used as common nouns

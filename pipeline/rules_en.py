@@ -43,7 +43,7 @@ _CLASSES = {
         celebrated raised donated spent collected grew picked gave sold left quit entered
         performed recorded released published designed planted rescued fostered hosted
         helped passed earned booked explored discovered posted shared saw noticed restored
-        fixed repaired rehearsed experimented joined used"""),
+        fixed repaired rehearsed experimented joined used held threw arranged"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -97,7 +97,8 @@ _PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|check|l
                    r"|get|have|let|say|tell|ask|share|show|send|take a look|hang|chill|rest|relax"
                    r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+"
                    r"|^an? (?:\w+ ){0,2}(?:trip|visit|party|vacation|holiday|wedding|move|hike"
-                   r"|getaway|tour|retreat)\b")
+                   r"|getaway|tour|retreat|reunion|celebration|fundraiser|ceremony|concert"
+                   r"|festival|camping|picnic)\b")
 # "want to …", "plan on …" something to remember; not "going to bring some snacks", "want to
 # make sure …"
 MAX_OBJECT = 80
@@ -156,7 +157,8 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 _N = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
       "a few": 3, "a couple of": 2, "couple of": 2, "few": 3, "several": 4}
 _RELATIVE = re.compile(
-    r"\b(?P<rel>yesterday|today|tonight|this morning|last night|(?:last|next) (?:week(?:end)?|month"
+    r"\b(?P<rel>yesterday|today|tonight|this morning|last night|this (?:month|year)"
+    r"|(?:last|next) (?:week(?:end)?|month"
     r"|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?P<n>a few|a couple of"
     r"|couple of|several|an?|one|two|three|four|five|six|\d+) (?P<unit>days?|weeks?|months?"
     r"|years?) ago)\b", re.I)
@@ -164,6 +166,29 @@ _RELATIVE = re.compile(
 
 def _day(when: datetime) -> str:
     return f"{when.day} {when:%B %Y}"
+
+
+FUTURE = (r"(?:next|this coming|this) (?:week|weekend|month|year|summer|winter|spring|fall"
+          r"|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|tonight"
+          r"|in (?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?"
+          r"|months?)|later this (?:week|month|year)|(?:in|on) (?-i:[A-Z])\w+")
+TIME = (rf"(?:{FUTURE}|(?:last|this) (?:week|weekend|month|year|summer|winter|spring|fall"
+        r"|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|last night"
+        r"|this morning|yesterday|today|recently|lately|these days|earlier this (?:week|month"
+        r"|year)|(?:a few|a couple of|couple of|several|\w+) (?:days?|weeks?|months?|years?)"
+        r" ago)")
+_FRONT_TIME = re.compile(rf"^(?:and |but |so )?(?P<time>{TIME}),?\s+"
+                         r"(?P<rest>(?:I|[Mm]y|[Ww]e)\b.+)$", re.I)
+
+
+def time_last(clause: str) -> str:
+    """"Next Friday I fly to Oslo" -> "I fly to Oslo next Friday", "Three days ago my
+    apartment lost power - so annoying" -> "my apartment lost power three days ago": the time
+    where the rules expect it, before what a dash adds."""
+    if (m := _FRONT_TIME.match(clause.strip())) is None:
+        return clause
+    rest = re.split(r"\s[-–—]\s", m["rest"])[0].rstrip(" .!")
+    return f"{rest} {m['time'][0].lower()}{m['time'][1:]}"
 
 
 def resolve_dates(text: str, when: datetime) -> str:
@@ -178,6 +203,10 @@ def resolve_dates(text: str, when: datetime) -> str:
             return f"on {_day(when - timedelta(days=1))}"
         if rel in ("today", "tonight", "this morning"):
             return f"on {_day(when)}"
+        if rel == "this month":
+            return f"in {when:%B %Y}"
+        if rel == "this year":
+            return f"in {when.year}"
         if rel == "last night":
             return f"on the night of {_day(when - timedelta(days=1))}"
         which, unit = rel.split()
@@ -219,6 +248,7 @@ def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     text = clause.strip()
     for n, piece in enumerate((text, *re.split(r"\s[-–—]\s|:\s", text)[1:])):
         part = piece.strip()
+        part = time_last(part)  # "Last week I went …": "I went … last week"
         if n and _DIARY.match(part):  # "I was busy too - went to a meetup"
             part = f"I {part}"
         if (st := _read(part, when)) is not None:
@@ -287,7 +317,8 @@ _MINE = re.compile(r"^[Mm]y (?P<who>(?:\w+ ){0,2}?(?:mom|mother|dad|father|paren
                    r"|son|daughter|kids?|children|husband|wife|partner|boyfriend|girlfriend|bf|gf"
                    r"|family|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|dogs?|cats?"
                    r"|puppy|pups?|pets?|team|band|book|project|business|shop|store|car|house|garden"
-                   r"|painting|game|website|app|channel|blog|novel|album|song))"
+                   r"|painting|game|website|app|channel|blog|novel|album|song|apartment|flat|place"
+                   r"|home|room|baby))"  # not friends, the boss: their lives are not the speaker's
                    r"(?P<rest> (?:just |also |finally |recently |all |both )*(?:[a-z]+ed|got|had"
                    r"|has|won|made|took|went|came|began|became|gave|grew|ran|left|lost|sold|found"
                    r"|passed|is|are|was|were|loves?|enjoys?|started|joined)\b.*)$")
@@ -316,12 +347,18 @@ def _mine(clause: str, when: datetime | None) -> SelfStatement | None:
     rest = _CUT.sub("", m["rest"]).strip(" ,.")
     if _THEIR_PLAN.match(rest):
         return None  # "my parents are thinking about retiring to Portugal": theirs, not done
-    if not _names_something(rest, at_least=1) or re.fullmatch(
-            r"(?:is|are|was|were)(?: (?:so|really|very|super|pretty|such|a|an))*(?: \w+)?", rest):
-        return None  # "my dog is cute": no news
+    if not _NEWS_STATE.fullmatch(rest) and (not _names_something(rest, at_least=1) or re.fullmatch(
+            r"(?:is|are|was|were)(?: (?:so|really|very|super|pretty|such|a|an))*(?: \w+)?", rest)):
+        return None  # "my dog is cute": no news (but "my partner is pregnant" is)
     said = third_person(f"{m['who']} {rest}")
     obj = said if len(said) <= MAX_OBJECT else said[:MAX_OBJECT].rsplit(" ", 1)[0]
     return SelfStatement(Kind.EVENT, "did", obj, _dated(f"The user's {said}.", when))
+
+
+# a state that is news: "my partner is pregnant", "my sister got engaged"
+_NEWS_STATE = re.compile(r"(?:is|are|was|were|got|just got)(?: (?:finally|now|officially))?"
+                         r" (?:pregnant|engaged|married|divorced|retired|sick|ill|injured"
+                         r"|hospitali[sz]ed|expecting|graduating|graduated)")
 
 
 # how one is, not what one did: "doing better", "getting anxious", "working on something"

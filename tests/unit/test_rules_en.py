@@ -112,3 +112,33 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
     turn = Turn(turn_id="t1", role="user", content="I work at Acme Corp.", timestamp=FRIDAY)
     assert [t.predicate for c in RuleExtractor().extract([turn]) for t in c.triples] == [
         "works_at"]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    # a time said first goes last, where its date is resolved; before what a dash adds
+    ("Three days ago my apartment lost power - so annoying because I forgot to save!",
+     "Calvin's apartment lost power three days before 9 June 2023."),
+    ("Last Friday, I finally finished restoring the Mustang.",
+     "Calvin finally finished restoring the Mustang on 2 June 2023."),
+    ("A lot's happened since we talked - last week I got to go to a yoga retreat.",
+     "Calvin got to go to a yoga retreat the week before 9 June 2023."),
+    # news after a dash; a state that is news; a plan of the family; this month
+    ("I've some amazing news - I held a gaming tourney with my buddies last night.",
+     "Calvin held a gaming tourney with their buddies on the night of 8 June 2023."),
+    ("Wanted to share some amazing news - my partner is pregnant!", "Calvin's partner is "
+     "pregnant."),
+    ("Thanks, Sam! Yeah, we're planning a big family reunion next summer.",
+     "Calvin is planning a big family reunion next summer."),
+    ("I bought a new vintage camera this month.", "Calvin bought a new vintage camera in June "
+     "2023."),
+])
+def test_times_said_first_news_and_plans(said: str, content: str) -> None:
+    turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
+    assert [c.content for c in RuleExtractor().extract([turn])] == [content]
+
+
+@pytest.mark.parametrize("said", ["My dog is cute.", "My boss is allergic to peanuts.",
+                                  "My friend moved to Berlin."])
+def test_no_news_and_not_the_speakers(said: str) -> None:
+    turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
+    assert RuleExtractor().extract([turn]) == []
