@@ -33,7 +33,7 @@ class Policy:
     cluster_similarity: float = 0.8  # consolidation: members this close to the seed
     cluster_min: int = 3
     consolidated_factor: float = 0.3  # sources' importance after consolidation
-    profile_similarity: float = 0.57  # profiles: a topic's members this close (name left out)
+    profile_similarity: float = 0.6  # profiles: a topic's members this close (name left out)
     profile_max: int = 6  # members per profile, those closest to the topic's centre
     profile_pool: int = 2000  # a person's newest memories a profile is drawn from
 

@@ -105,10 +105,12 @@ def _share(xs: Sequence[bool]) -> float:
 
 
 def _derived(memories: Sequence[Any], supported: Sequence[bool]) -> list[tuple[bool, float]]:
-    """Each derived memory's support: its own, and the share of its members supported."""
+    """Each current derived memory's support: its own, and the share of its members supported
+    (a profile archived by a later run is history, not what consolidation holds)."""
     by_id = {m.id: ok for m, ok in zip(memories, supported, strict=True)}
     return [(ok, _share([by_id.get(d, False) for d in m.derived_from]))
-            for m, ok in zip(memories, supported, strict=True) if m.derived_from]
+            for m, ok in zip(memories, supported, strict=True)
+            if m.derived_from and str(m.status) == "current"]
 
 
 def _print_derived(derived: Sequence[tuple[bool, float]]) -> None:

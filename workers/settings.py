@@ -186,10 +186,10 @@ class Settings(BaseSettings):
     """current memories per user before the least important are archived"""
     cluster_similarity: float = 0.8
     """consolidation's cluster threshold"""
-    profile_similarity: float = 0.57
+    profile_similarity: float = 0.6
     """consolidation's per-person topic profiles: cosine of two memories of one topic, their
-    person's name and dates left out (LoCoMo dev: at 0.57, 0.92 of the profiles state an
-    observation of a turn they cite; 0.5: 0.80)"""
+    person's name and dates left out (LoCoMo dev: at 0.6, 0.91 of the profiles state an
+    observation of a turn they cite; 0.57: 0.85; 0.5: 0.80)"""
     profile_max: int = 6
     """memories per topic profile (the closest to the topic's centre)"""
     beat_decay: str = "7 * * * *"
