@@ -638,7 +638,9 @@ _SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
                       r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
                       r"|每周|经常)|(?<!remember)(?<!note),\s*"
-                      r"(?=(?:I|we)\b)|(?<!记住)[，,](?=\s*(?:(?:而且|并且|另外|但是|不过|同时"
+                      r"(?=(?:I|we)\b|my (?:\w+ )?(?:son|daughter|kids?|husband|wife|partner|mom"
+                      r"|dad|mother|father|parents|brother|sister|family)\b)"
+                      r"|(?<!记住)[，,](?=\s*(?:(?:而且|并且|另外|但是|不过|同时"
                       r"|还有|所以)\s*)?(?:我|请|记住|以后|生产环境))", re.I)
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?=.*\b(?:from now on|always"
                       r"|going forward|in (?:the )?future)\b)(.*?)\?*$", re.I)

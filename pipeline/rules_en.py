@@ -43,7 +43,7 @@ _CLASSES = {
         celebrated raised donated spent collected grew picked gave sold left quit entered
         performed recorded released published designed planted rescued fostered hosted
         helped passed earned booked explored discovered posted shared saw noticed restored
-        fixed repaired rehearsed experimented joined used held threw arranged"""),
+        fixed repaired rehearsed experimented joined used held threw arranged scored landed"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -66,7 +66,7 @@ _DANGLING = re.compile(r"\b(?:it|that|this(?! (?:morning|evening|afternoon|week|
 _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
-                  r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re| is| was| are| were| has| had)\b.*$",
+                  r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
 # is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)

@@ -131,6 +131,11 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin is planning a big family reunion next summer."),
     ("I bought a new vintage camera this month.", "Calvin bought a new vintage camera in June "
      "2023."),
+    # family news after a comma, what is said of it after cut; a deal scored
+    ("It's not easy for us right now, my son had an accident last Tuesday, he fell off his bike.",
+     "Calvin's son had an accident on 6 June 2023."),
+    ("Guess what? I scored a deal to continue collaboration with Frank Ocean!",
+     "Calvin scored a deal to continue collaboration with Frank Ocean."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
