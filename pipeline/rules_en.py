@@ -62,8 +62,8 @@ _VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()
 _NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
 _DANGLING = re.compile(r"\b(?:it|that|this(?! (?:morning|evening|afternoon|week|weekend|month"
                        r"|year|summer|winter|spring|fall|season)\b)|these|those|they|them|he|she"
-                       r"|him|her|one|ones|there|here|so|too)\b", re.I)
-_CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|and it|and that"
+                       r"|him|her|one|ones|there|here|(?-i:so)|too)\b", re.I)
+_CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$",
@@ -73,7 +73,9 @@ _CUT = re.compile(r",? (?:but|because|since|so|which|though|although|and then|an
 _DEMONSTRATIVE = re.compile(r"\bthis\b(?= (?!(?:i|you|he|she|it|we|they|the|a|an|my|now|one|way"
                             r"|time|morning|evening|afternoon|week|weekend|month|year|summer"
                             r"|winter|spring|fall|autumn|season|semester|term"
-                            r"|is|was|are|were|has|had|will|would|can|could)\b)[a-z]+\b)", re.I)
+                            r"|is|was|are|were|has|had|will|would|can|could|for|from|with|to|at"
+                            r"|in|on|of|and|or|but|so|because|when|while|yesterday|today|last"
+                            r"|too|again|now)\b)[a-z]+\b)", re.I)
 def _indefinite(text: str) -> str:
     """ "this candle" -> "a candle", "this old car" -> "an old car", "these photos" -> "some
     photos"."""

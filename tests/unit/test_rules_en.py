@@ -136,6 +136,8 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin's son had an accident on 6 June 2023."),
     ("Guess what? I scored a deal to continue collaboration with Frank Ocean!",
      "Calvin scored a deal to continue collaboration with Frank Ocean."),
+    ("I just got back from a rad vacay with my new SO in Canada.",  # SO is no "so"
+     "Calvin just got back from a rad vacay with their new SO in Canada."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
@@ -143,7 +145,9 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
 
 
 @pytest.mark.parametrize("said", ["My dog is cute.", "My boss is allergic to peanuts.",
-                                  "My friend moved to Berlin."])
+                                  "My friend moved to Berlin.",
+                                  "I've been working on this for the past few months.",
+                                  "I did get this yesterday."])  # "this" is no article
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
