@@ -652,6 +652,10 @@ _ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|
 _EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+")
 _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|started|joined"
                           r"|switched|learning|adopted|booked|got|bought|quit|left)\b)", re.I)
+# a diary's sentence without "I" that no slot rule reads (the verbs above are the slots'; read
+# by the self-statement reader too, "Got hired at …" would be told twice)
+_DIARY_VERB = re.compile(r"^((?:just |finally |recently )?(?:met with|checked out|visited"
+                         r"|attended|finished)\b)", re.I)
 _GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|makes?|keeps?)\b")
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
                              r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
@@ -742,6 +746,8 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
         hedged = bool(_HEDGE.search(sentence))
         if not _GERUND_SUBJECT.search(sentence):  # "Learning from X is important": no diary
             sentence = _SUBJECTLESS.sub(r"I \1", sentence, count=1)  # "Moved to Oslo."
+            sentence = _DIARY_VERB.sub(  # "Met with the team": the self-statement reader's
+                lambda m: f"I {m[1].lower()}", sentence, count=1)
         subject = ""
         for part in _glued(_CLAUSES.split(sentence.rstrip(_STRIP))):
             shared = subject and _SHARED_SUBJECT.match(part.strip())

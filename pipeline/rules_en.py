@@ -53,7 +53,7 @@ _CLASSES = {
         running reading writing painting cooking baking traveling travelling hiking camping
         practicing practising training teaching studying trying making building creating
         collecting growing doing performing recording designing planting fostering hosting
-        helping exploring taking attending saving preparing organizing organising"""),
+        helping exploring taking attending saving preparing organizing organising donate"""),
     "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
     "plans": (Kind.EVENT, "plan planned planning want wanted hope gonna"),
     "has": (Kind.FACT, "have had"),
@@ -295,8 +295,8 @@ def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
         aux, verb, tail = "", aux.strip(), f" {verb}{tail}"
     if verb == "gonna" and aux in ("'m", " am"):  # "I'm gonna be in Japan for a few months"
         return "'m", "going", f" to{tail}", ("plans", Kind.EVENT)
-    if verb not in _VERBS and aux in ("'ve been", " have been") and verb.endswith("ing") and (
-            verb not in _INNER):  # "I've been slogging away at …": a doing of some time
+    if verb not in _VERBS and aux in ("'ve been", " have been", "'m", " am") and verb.endswith(
+            "ing") and verb not in _INNER:  # "I've been slogging away at …", "I'm contacting …"
         return aux, verb, tail, ("does", Kind.FACT)
     return aux, verb, tail, _VERBS.get(verb)
 
@@ -304,7 +304,12 @@ def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
 # what goes on inside, not a doing: "I've been thinking about …"
 _INNER = frozenset({"thinking", "feeling", "hoping", "wondering", "meaning", "wishing",
                     "missing", "worrying", "dreaming", "struggling", "having", "getting",
-                    "going", "doing", "being", "saying", "telling", "asking", "waiting"})
+                    "going", "doing", "being", "saying", "telling", "asking", "waiting",
+                    # states of the moment, not doings: "I'm starving", "I'm still figuring …"
+                    "figuring", "starving", "dying", "freaking", "loving", "hating", "craving",
+                    "kidding", "joking", "sitting", "lying", "standing", "sleeping", "resting",
+                    "relaxing", "chilling", "stressing", "panicking", "trying", "looking",
+                    "hanging", "coming", "leaving", "heading", "running", "rooting", "counting"})
 
 
 # "We found an awesome cafe": the speaker among others, said as the speaker's own
@@ -413,7 +418,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
             (predicate == "plans" or (verb == "going" and rest.startswith("to ")))
             and not _PLAN.match(rest)):
         return None  # "I used it", "I want one so bad"; "I used to live in X" is the slot's
-    if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+)\b", rest):
+    if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+|quite (?:a|an"
+                                            r"|the)|plans for)\b", rest):
         return None  # "I had fun", "I have to go"
     if not _names_something(rest, at_least=at_least) or (who is not None and not (
             aux or verb in _PAST or predicate == "plans")):

@@ -138,6 +138,14 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin scored a deal to continue collaboration with Frank Ocean."),
     ("I just got back from a rad vacay with my new SO in Canada.",  # SO is no "so"
      "Calvin just got back from a rad vacay with their new SO in Canada."),
+    # a doing now, however it is named; a diary's "met with"; plans one has; donating
+    ("I'm contacting landlords to find a pet-friendly place.",
+     "Calvin is contacting landlords to find a pet-friendly place."),
+    ("Met with the creative team for my album yesterday.",
+     "Calvin met with the creative team for their album on 8 June 2023."),
+    ("I have plans for a hike next month.", "Calvin has plans for a hike in July 2023."),
+    ("Any hobby can have an impact - I donate to an animal shelter.",
+     "Calvin donates to an animal shelter."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
@@ -147,7 +155,8 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
 @pytest.mark.parametrize("said", ["My dog is cute.", "My boss is allergic to peanuts.",
                                   "My friend moved to Berlin.",
                                   "I've been working on this for the past few months.",
-                                  "I did get this yesterday."])  # "this" is no article
+                                  "I did get this yesterday.",  # "this" is no article
+                                  "I'm starving right now.", "I'm still figuring it out."])
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
