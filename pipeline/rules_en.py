@@ -60,8 +60,12 @@ _CLASSES = {
 }
 _VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()}
 _NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
-_DANGLING = re.compile(r"\b(?:it|that|this(?! (?:morning|evening|afternoon|week|weekend|month"
-                       r"|year|summer|winter|spring|fall|season)\b)|these|those|they|them|he|she"
+# (a relative "that" or "those who" points at nothing: "an organization that provides items to
+# those who need them")
+_DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|was|were|is|are|has|had|have)\b)"
+                       r"|this(?! (?:morning|evening|afternoon|week|weekend|month"
+                       r"|year|summer|winter|spring|fall|season)\b)|these|those(?! who\b)|they|them"
+                       r"|he|she"
                        r"|him|her|one|ones|there|here|(?-i:so)|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"

@@ -146,6 +146,9 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
     ("I have plans for a hike next month.", "Calvin has plans for a hike in July 2023."),
     ("Any hobby can have an impact - I donate to an animal shelter.",
      "Calvin donates to an animal shelter."),
+    ("I volunteered with an organization that provides meals to those who are less fortunate.",
+     "Calvin volunteered with an organization that provides meals to those who are less "
+     "fortunate."),  # a relative "that" points at nothing
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
