@@ -313,7 +313,8 @@ _INNER = frozenset({"thinking", "feeling", "hoping", "wondering", "meaning", "wi
                     "figuring", "starving", "dying", "freaking", "loving", "hating", "craving",
                     "kidding", "joking", "sitting", "lying", "standing", "sleeping", "resting",
                     "relaxing", "chilling", "stressing", "panicking", "trying", "looking",
-                    "hanging", "coming", "leaving", "heading", "running", "rooting", "counting"})
+                    "hanging", "coming", "leaving", "heading", "running", "rooting", "counting",
+                    "longing"})
 
 
 # "We found an awesome cafe": the speaker among others, said as the speaker's own
@@ -400,6 +401,14 @@ def _plural(said: str, aux: str, verb: str) -> str:
     return said if aux else said.replace(conjugate(verb), verb, 1)
 
 
+def _said(aux: str, adverbs: str, verb: str, rest: str) -> str:
+    """The verb phrase in the third person, adverbs after the auxiliary: "I'm really enjoying
+    …" -> "is really enjoying …", "I just got …" -> "just got …"."""
+    if aux:
+        return " ".join(p for p in (_AUX[aux], adverbs, verb, rest) if p)
+    return " ".join(p for p in (adverbs, conjugate(verb), rest) if p)
+
+
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if (st := _fond(clause, when) or _mine(clause, when) or _doing(clause, when)):
         return st
@@ -429,10 +438,9 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
             aux or verb in _PAST or predicate == "plans")):
         return None
     rest = third_person(rest)
-    phrase = f"{_AUX[aux]} {verb}" if aux else conjugate(verb)
     adverbs = m.group(0)[1 + len(m["aux"] or ""): m.start("verb")].strip() if aux or not (
         m["aux"]) else ""
-    said = " ".join(p for p in (adverbs, phrase, rest) if p)
+    said = _said(aux, adverbs, verb, rest)
     obj = f"{verb} {rest}"
     if len(obj) > MAX_OBJECT:
         obj = obj[:MAX_OBJECT].rsplit(" ", 1)[0]

@@ -149,6 +149,7 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
     ("I volunteered with an organization that provides meals to those who are less fortunate.",
      "Calvin volunteered with an organization that provides meals to those who are less "
      "fortunate."),  # a relative "that" points at nothing
+    ("I've just started a pottery class.", "Calvin has just started a pottery class."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
