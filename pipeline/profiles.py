@@ -31,7 +31,7 @@ from memq.pipeline.lifecycle import clusters
 from memq.pipeline.ports import Vector
 from memq.schemas import Kind, StoredMemory, Triple
 
-PREDICATE = "profile"  # a profile's triple: (person, profile, what its first member says)
+PREDICATE = "profile"  # a profile's triple: (person, profile, its topic: its first member's)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b|\d{4}年")
 _MONTHS = ("January|February|March|April|May|June|July|August|September|October|November"
@@ -58,6 +58,7 @@ class Draft:
     subject: str
     members: tuple[str, ...]  # memory ids, in time order
     content: str
+    topic: str  # what its first member says, name and dates left out
     source_turn_ids: tuple[str, ...]
     valid_at: datetime  # the newest member's
     confidence: float  # the least sure member's
@@ -65,7 +66,7 @@ class Draft:
 
     @property
     def triple(self) -> Triple:
-        return Triple(subject=self.subject, predicate=PREDICATE, object=self.content[:120])
+        return Triple(subject=self.subject, predicate=PREDICATE, object=self.topic[:120])
 
 
 def subject_of(memory: StoredMemory) -> str | None:
@@ -169,6 +170,7 @@ def _draft(user_id: str, subject: str, members: Sequence[StoredMemory]) -> Draft
     return Draft(
         id="m_" + ids.content_hash(f"profile:{user_id}:{subject}:{','.join(keys)}"),
         subject=subject, members=tuple(m.id for m in members), content=content,
+        topic=topic_text(members[0]) or content,
         source_turn_ids=tuple(dict.fromkeys(r for m in members for r in m.source_turn_ids)),
         valid_at=max(m.valid_at for m in members),
         confidence=min(m.confidence for m in members),

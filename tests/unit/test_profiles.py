@@ -50,6 +50,7 @@ def test_a_topic_over_two_sessions_is_a_profile_in_time_order_with_dates() -> No
                              "took a dog grooming course (22 May 2023).")
     assert draft.source_turn_ids == ("s1/t1", "s3/t1")
     assert draft.subject == "Audrey" and draft.triple.predicate == profiles.PREDICATE
+    assert draft.triple.object == "dogs started agility classes"  # its topic
     again = profiles.profiles("u1", [cake, agility, course], vectors, similarity=0.57,
                               max_members=6)
     assert [d.id for d in again] == [draft.id]  # deterministic: the id is its members'
