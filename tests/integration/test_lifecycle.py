@@ -110,7 +110,7 @@ def test_consolidation_needs_three_and_runs_once(user_id: str) -> None:
             "Baked sourdough bread today.",
             "Another long run by the river this morning.",
             "Baked another sourdough loaf today.",
-            "This morning I did my long run by the river again.")
+            "Did my long run by the river again this morning.")
     assert _by_content(user_id) == {}  # nothing the rules extract: episodes only
     assert "changed 1" in memq("run", "consolidate", "--user", user_id).stdout
     (semantic,) = _by_content(user_id).values()
