@@ -79,7 +79,7 @@ _DEMONSTRATIVE = re.compile(r"\bthis\b(?= (?!(?:i|you|he|she|it|we|they|the|a|an
                             r"|winter|spring|fall|autumn|season|semester|term"
                             r"|is|was|are|were|has|had|will|would|can|could|for|from|with|to|at"
                             r"|in|on|of|and|or|but|so|because|when|while|yesterday|today|last"
-                            r"|too|again|now)\b)[a-z]+\b)", re.I)
+                            r"|too|again|now|as|like|right)\b)[a-z]+\b)", re.I)
 def _indefinite(text: str) -> str:
     """ "this candle" -> "a candle", "this old car" -> "an old car", "these photos" -> "some
     photos"."""

@@ -160,7 +160,9 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
                                   "My friend moved to Berlin.",
                                   "I've been working on this for the past few months.",
                                   "I did get this yesterday.",  # "this" is no article
-                                  "I'm starving right now.", "I'm still figuring it out."])
+                                  "I'm starving right now.", "I'm still figuring it out.",
+                                  "I got this as a reminder to slow down.",
+                                  "I really want to do something like this right now."])
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
