@@ -184,9 +184,6 @@ def _add_semantic(ports: Ports, user_id: str, cand: CandidateMemory, semantic_id
                          fence, vectors=[vector])
 
 
-EMBED_CHUNK = 256  # texts per embedding call of a job
-
-
 def profile(ports: Ports, user_id: str, now: datetime, policy: Policy,
             fence: Fence) -> JobResult:
     """The user's people's topic profiles (``pipeline.profiles``) brought up to date: a topic's
@@ -196,7 +193,7 @@ def profile(ports: Ports, user_id: str, now: datetime, policy: Policy,
     sessions, not their replacement. Run again on the same memories, it changes nothing."""
     current = ports.graph.read_memories(user_id)  # the state of record
     pool = [m for m in current if profiles.eligible(m)]
-    topics = _embed(ports, [profiles.topic_text(m) for m in pool])
+    topics = ports.embedder.embed([profiles.topic_text(m) for m in pool])  # it batches
     drafts = profiles.profiles(user_id, pool, dict(zip([m.id for m in pool], topics, strict=True)),
                                similarity=policy.profile_similarity,
                                max_members=policy.profile_max, pool=policy.profile_pool)
@@ -211,8 +208,8 @@ def profile(ports: Ports, user_id: str, now: datetime, policy: Policy,
     changed = apply_changes(
         ports, user_id, "consolidate", Operation.CONSOLIDATE,
         [Change(m, m, f"profile of {len(m.derived_from)} memories over "
-                      f"{len({r.split('/', 1)[0] for r in m.source_turn_ids})} sessions")
-         for m in added], now, fence, vectors=_embed(ports, [m.content for m in added]))
+                      f"{len(profiles.sessions(m))} sessions")
+         for m in added], now, fence, vectors=ports.embedder.embed([m.content for m in added]))
     # a profile whose members changed is archived (out of search, kept with its audit), not
     # superseded: it stated no fact that stopped being true, and a superseded memory's turns
     # are read as what is no longer true (search demotes them)
@@ -226,13 +223,6 @@ def profile(ports: Ports, user_id: str, now: datetime, policy: Policy,
         stale.append(Change(m, m.with_changes(status=Status.ARCHIVED, updated_at=now), why))
     changed += apply_changes(ports, user_id, "consolidate", Operation.ARCHIVE, stale, now, fence)
     return JobResult("profile", user_id, len(pool), changed)
-
-
-def _embed(ports: Ports, texts: Sequence[str]) -> list[list[float]]:
-    out: list[list[float]] = []
-    for start in range(0, len(texts), EMBED_CHUNK):
-        out += ports.embedder.embed(list(texts[start:start + EMBED_CHUNK]))
-    return out
 
 
 def reembed(ports: Ports, user_id: str, now: datetime, *,

@@ -120,7 +120,8 @@ def _line(memory: StoredMemory, name: str) -> str:
             else f"{text} ({day.day} {day:%b %Y})")
 
 
-def _sessions(memory: StoredMemory) -> set[str]:
+def sessions(memory: StoredMemory) -> set[str]:
+    """The sessions a memory's turns were said in."""
     return {ref.split("/", 1)[0] for ref in memory.source_turn_ids if "/" in ref}
 
 
@@ -142,7 +143,7 @@ def profiles(user_id: str, memories: Sequence[StoredMemory], vectors: Mapping[st
         for keys in clusters([(k, vectors[k]) for k in sorted(group)], similarity=similarity,
                              min_size=2):
             members = _closest([group[k] for k in keys], vectors, max_members)
-            if len(set().union(*(_sessions(m) for m in members))) < min_sessions:
+            if len(set().union(*(sessions(m) for m in members))) < min_sessions:
                 continue
             out.append(_draft(user_id, subject, members))
     return out

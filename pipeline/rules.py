@@ -102,7 +102,6 @@ _DIET = (r"vegetarian|vegan|pescatarian|plant-based|gluten-free|dairy-free|keto|
          r"|halal")
 _CONDITION = (r"[\w' -]*?(?:itis|osis|emia|disease|disorder|syndrome|deficiency|intolerance"
               r"|diabetes|cancer|apnea|apnoea)")
-_FUTURE = rules_en.FUTURE
 _TIME_ZH = (r"(?:下个?月|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?"
             r"|明年|明天|后天|今年|去年|前年"
             r"|上个?月|上(?:个)?(?:周|星期)[一二三四五六日天末]?|这个?(?:周末|月底|月|暑假|寒假)"
@@ -205,7 +204,7 @@ RULES: tuple[Rule, ...] = (
           rf"to (?P<obj>{_PLACE})(?: (?:in|on|next|this|for|tomorrow|tonight|later|at|with|to)"
           r" .*)?", _F, "plans_trip_to", "The user plans a trip to {obj}.", 0.85, 0.6),
     _rule(rf"(?:I(?:'m| am)|we(?:'re| are)|I(?:'ll| will) be|we(?:'ll| will) be) (?:going to"
-          rf"|visiting|in) (?P<obj>{_PLACE}) (?:{_FUTURE})\b.*", _F, "plans_trip_to",
+          rf"|visiting|in) (?P<obj>{_PLACE}) (?:{rules_en.FUTURE})\b.*", _F, "plans_trip_to",
           "The user plans a trip to {obj}.", 0.85, 0.6),
     _rule(r"I(?:'m| am) (?:training for|saving (?:up )?for|working towards) (?P<obj>.+?)"
           r"(?: (?:in|on|next|this|by) .*)?", _F, "has_goal", "The user is aiming for {obj}.",
