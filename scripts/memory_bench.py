@@ -274,6 +274,8 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
                 for (user, text), row in zip(questions, rows, strict=True))
     report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
     report["moved_lists"] = {"moved": moved, "of": len(rows)}
+    # per question, in the dataset's order (ids and scores, no text): what a change moved
+    report["questions"] = rows
     report["dead_weight"] = dw = dead_weight(convs, rows, graph)
     print(f"dead weight: {dw['never@10']} of {dw['memories']} current memories "
           f"({dw['share@10']:.0%}) are in no question's top 10, {dw['never@20']} in no top 20")
