@@ -1104,7 +1104,14 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
                                                  "compare.png"))
     p.set_defaults(fn=bench_compare)
     args = ap.parse_args()
-    args.fn(args)
+    try:
+        args.fn(args)
+    except Exception as exc:  # noqa: BLE001  (re-raised unless it is one the user can fix)
+        from memq.workers.cli import one_line
+
+        message, code = one_line(exc)
+        print(f"bench {args.what}: {message}", file=sys.stderr)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -697,7 +697,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     return parser
 
 
-def _one_line(exc: BaseException) -> tuple[str, int]:
+def one_line(exc: BaseException) -> tuple[str, int]:
     """A failure the user can act on, as one line with the fix, and its exit code."""
     import redis  # noqa: PLC0415
     from pydantic import ValidationError  # noqa: PLC0415
@@ -751,7 +751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001  (re-raised unless it is one the user can fix)
-        message, code = _one_line(exc)
+        message, code = one_line(exc)
         print(f"memq: {message}", file=sys.stderr)
         return code
 
