@@ -240,7 +240,32 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     # --consolidate: the lists before the job (a row of their own), then the job, then the rest
     before = _unconsolidated(convs, k_max, now) if args.consolidate else {}
     systems = ("memq", "memq unconsolidated", *systems[1:]) if before else systems
-    chroma, embed = wiring.chroma(), wiring.embedder()
+    rows, latencies = _rank_all(convs, before, k_max, now)
+    context = _context_rates(convs, client, graph, args.max_tokens, args.context_questions, now)
+    # once done, the same question must get the same list: asked again, minutes later
+    questions = [(c.user_id, q.text) for c in convs for q in c.questions]
+    moved = sum([h.id for h in search(user, text, k_max, now)] != row["ids"]
+                for (user, text), row in zip(questions, rows, strict=True))
+    report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
+    report["moved_lists"] = {"moved": moved, "of": len(rows)}
+    # per question, in the dataset's order (ids and scores, no text): what a change moved
+    report["questions"] = rows
+    report["dead_weight"] = dw = dead_weight(convs, rows, graph)
+    print(f"dead weight: {dw['never@10']} of {dw['memories']} current memories "
+          f"({dw['share@10']:.0%}) are in no question's top 10, {dw['never@20']} in no top 20")
+    print(f"lists that moved when asked again after the first pass: {moved} of {len(rows)}")
+    _emit(report, systems, args.out, args.png)
+    return report
+
+
+def _rank_all(convs: Sequence[Conversation], before: dict[tuple[str, str], list[Any]],
+              k_max: int, now: datetime) -> tuple[list[dict[str, Any]], list[float]]:
+    """Every question asked of memq and of each signal alone: one row per question (ids and
+    scores, no text), and memq's search latencies."""
+    from memq.workers import wiring
+    from memq.workers.lifecycle import search
+
+    graph, chroma, embed = wiring.graph(), wiring.chroma(), wiring.embedder()
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     for conv in convs:
@@ -267,21 +292,7 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
                         row[f"{name} S@{k}"] = session_recall_at(hits, q.sessions, k)
                 row[f"{name} memories@10"] = sum(h.type == "memory" for h in hits[:10])
             rows.append(row)
-    context = _context_rates(convs, client, graph, args.max_tokens, args.context_questions, now)
-    # once done, the same question must get the same list: asked again, minutes later
-    questions = [(c.user_id, q.text) for c in convs for q in c.questions]
-    moved = sum([h.id for h in search(user, text, k_max, now)] != row["ids"]
-                for (user, text), row in zip(questions, rows, strict=True))
-    report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
-    report["moved_lists"] = {"moved": moved, "of": len(rows)}
-    # per question, in the dataset's order (ids and scores, no text): what a change moved
-    report["questions"] = rows
-    report["dead_weight"] = dw = dead_weight(convs, rows, graph)
-    print(f"dead weight: {dw['never@10']} of {dw['memories']} current memories "
-          f"({dw['share@10']:.0%}) are in no question's top 10, {dw['never@20']} in no top 20")
-    print(f"lists that moved when asked again after the first pass: {moved} of {len(rows)}")
-    _emit(report, systems, args.out, args.png)
-    return report
+    return rows, latencies
 
 
 def _emit(report: dict[str, Any], systems: Sequence[str], out: str, png: str) -> None:
