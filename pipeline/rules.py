@@ -267,6 +267,15 @@ RULES: tuple[Rule, ...] = (
           r"(?:,? (?:in the world|of all time|ever|hands down))*",
           _R, "favourite", "The user's favourite {cat} is {obj}.", 0.85, 0.7,
           reject=r"(?:it|this|that|which|what|who|he|she|they|you)$"),
+    # "One of my favorite yoga routines is a gentle flow", "Roasted Chicken is one of my
+    # favorites": one favourite among several
+    _rule(r"one of my (?:absolute |all-time )?favou?rite (?P<cat>[\w ]+?) (?:is|are) (?P<obj>.+)",
+          _R, "favourite", "One of the user's favourite {cat} is {obj}.", 0.85, 0.7,
+          reject=r"(?:not|probably|maybe|it|this|that)\b"),
+    _rule(r"(?P<obj>[\w' -]+?) (?:is|are) (?:one of|among) my (?:absolute |all-time )?"
+          r"favou?rites?(?: (?P<cat>[\w ]+?))?",
+          _R, "favourite", "{Obj} is one of the user's favourite {cat}.", 0.85, 0.7,
+          reject=r"(?:it|this|that|which|what|who|he|she|they|you)$"),
     _rule(r"(?P<obj>[\w' -]+?) is something I(?: really| truly| genuinely)* care(?: deeply| a lot)?"
           r" about", _R, "cares_about", "The user cares about {obj}.", 0.85, 0.6),
     _rule(r"(?P<obj>[\w' -]+?) matters? (?:a lot |so much |deeply )?to me(?: .*)?",
@@ -643,7 +652,7 @@ _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:
                       r"|还有|所以)\s*)?(?:我|请|记住|以后|生产环境))", re.I)
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?=.*\b(?:from now on|always"
                       r"|going forward|in (?:the )?future)\b)(.*?)\?*$", re.I)
-_TAG_QUESTION = re.compile(r"[,，][^,，]*[?？]$")
+_TAG_QUESTION = re.compile(r"[,，][^,，]*[?？]$|\s[-–—]\s.*[?？]$")  # "…, any tips?", "… - you?"
 # a Chinese sentence's last clause that asks the listener, after its question mark went
 _ZH_ASKING = re.compile(r"[,，][^,，]*(?:吗|呢|啥|什么|怎么|哪|如何|是不是|要不要|能不能|有没有"
                         r"|值不值"
@@ -798,6 +807,7 @@ def _apply(rule: Rule, clause: str, turn: Turn, hedged: bool) -> CandidateMemory
               for k, v in match.groupdict().items() if k != "obj"}
     values.update(obj=obj, Obj=obj[:1].upper() + obj[1:], a=_article(obj))
     target, content = rule.object_template.format(**values), rule.template.format(**values)
+    content = re.sub(r" +(?=[ .])", "", content)  # an optional group left empty: no gap
     if len(content) < 3:
         return None
     triples = [(rule.predicate, target)] + [
@@ -867,7 +877,7 @@ def _about(content: str, name: str, *, zh: bool) -> str:
     """"The user's team uses X." -> "Maria's team uses X."; "用户住在X。" -> "李娜住在X。"."""
     if zh:
         return content.replace("用户团队", f"{name}的团队").replace("用户", name)
-    return re.sub(r"\bThe user\b", name, content)
+    return re.sub(r"\b[Tt]he user\b", name, content)
 
 
 # a tool used beside another, not instead of it: "也用", "还在用", "同时用"

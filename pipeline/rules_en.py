@@ -30,7 +30,8 @@ class SelfStatement:
 
 
 _ADV = (r"(?: (?:just|recently|finally|also|really|actually|always|usually|often|still|already"
-        r"|even|now|totally|definitely|officially|slowly|lately|first|both|all))*")
+        r"|even|now|totally|definitely|officially|slowly|lately|first|both|all|currently|mostly"
+        r"|sometimes|generally|normally|regularly|constantly|seriously|personally))*")
 _SELF = re.compile(rf"^I(?P<aux>'ve been|'ve| have been| have|'m| am| was| had){{0,1}}{_ADV}"
                    r" (?P<verb>[a-z]+)\b(?!')(?P<rest>.*)$")  # "I won't" is no win
 # verb -> (predicate, kind); base, past and -ing forms
@@ -53,7 +54,8 @@ _CLASSES = {
         running reading writing painting cooking baking traveling travelling hiking camping
         practicing practising training teaching studying trying making building creating
         collecting growing doing performing recording designing planting fostering hosting
-        helping exploring taking attending saving preparing organizing organising donate"""),
+        helping exploring taking attending saving preparing organizing organising donate
+        use using"""),
     "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
     "plans": (Kind.EVENT, "plan planned planning want wanted hope gonna"),
     "has": (Kind.FACT, "have had"),
@@ -66,7 +68,7 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|was|were|is|are|has|had|h
                        r"|this(?! (?:morning|evening|afternoon|week|weekend|month"
                        r"|year|summer|winter|spring|fall|season)\b)|these|those(?! who\b)|they|them"
                        r"|he|she"
-                       r"|him|her|one|ones|there|here|(?-i:so)|too)\b", re.I)
+                       r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
@@ -184,7 +186,7 @@ TIME = (rf"(?:{FUTURE}|(?:last|this) (?:week|weekend|month|year|summer|winter|sp
         r"|year)|(?:a few|a couple of|couple of|several|\w+) (?:days?|weeks?|months?|years?)"
         r" ago)")
 _FRONT_TIME = re.compile(rf"^(?:and |but |so )?(?P<time>{TIME}),?\s+"
-                         r"(?P<rest>(?:I|[Mm]y|[Ww]e)\b.+)$", re.I)
+                         r"(?P<rest>(?:I|[Mm]y|[Ww]e|[Mm]e and)\b.+)$", re.I)
 
 
 def time_last(clause: str) -> str:
@@ -240,10 +242,16 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)? (?P<rest>(?:on the hunt
                     r"|on a (?:trip|road trip|mission|diet|break))"
                     r"\b.+)$")
 _FOND = re.compile(rf"^I(?:'m| am){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
-                   r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about)"
+                   r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
+                   r"|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to))"
                    r" (?P<rest>.+)$")
 # "My GF and I just had …": the speaker with someone, in their name
 _WITH = re.compile(r"^(?:my|our) (?P<who>(?:\w+ ){0,2}?\w+),? and I\b(?P<rest>.*)$", re.I)
+# "Me and my neighbor ran a free gardening class": the same, said the other way round
+_ME_WITH = re.compile(r"^(?:me|I) and (?:my|our) (?P<who>(?:\w+ ){0,2}?\w+)(?P<rest> (?:just |also "
+                      r"|finally |recently |both )*(?:[a-z]+ed|got|had|made|took|went|came|began"
+                      r"|became|gave|grew|ran|won|saw|met|did|spent|built|threw|held|found|have"
+                      r"|'ve)\b.*)$", re.I)
 
 
 def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
@@ -288,8 +296,9 @@ def _fond(clause: str, when: datetime | None) -> SelfStatement | None:
     if not _names_something(rest, at_least=1):
         return None
     rest = third_person(rest)
+    said = f"is {fond['how']}" if fond["how"] else "loves"  # "interested in" is no love yet
     return SelfStatement(Kind.PREFERENCE, "likes", rest[:MAX_OBJECT],
-                         _dated(f"The user loves {rest}.", when))
+                         _dated(f"The user {said} {rest}.", when))
 
 
 def _verb(m: re.Match[str]) -> tuple[str, str, str, tuple[str, Kind] | None]:
@@ -416,7 +425,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
         return None
     clause, at_least = speaker
     who = None
-    if (both := _WITH.match(clause)) and not _NOT_ABOUT_SELF.search(both["who"]):
+    if (both := _WITH.match(clause) or _ME_WITH.match(clause)) and not _NOT_ABOUT_SELF.search(
+            both["who"]):
         who, clause = both["who"], "I" + both["rest"]
     if not (m := _SELF.match(clause)):
         return None
