@@ -101,8 +101,9 @@ PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\b[Oo]ur\b", "their"), (r"\b[Oo]urselves\b", "themselves")))
 _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
         "'m": "is", " am": "is", " was": "was", " had": "had"}
-_PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|check|look|see|find|think"
+_PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|look|see|find|think"
                    r"|get|have|let|say|tell|ask|share|show|send|take a look|hang|chill|rest|relax"
+                   r"|check(?! out)"
                    r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+"
                    r"|^an? (?:\w+ ){0,2}(?:trip|visit|party|vacation|holiday|wedding|move|hike"
                    r"|getaway|tour|retreat|reunion|celebration|fundraiser|ceremony|concert"
@@ -239,7 +240,11 @@ def resolve_dates(text: str, when: datetime) -> str:
 # "I'm currently on the hunt for a new job": what one is in the middle of
 _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)? (?P<rest>(?:on the hunt|looking"
                     r"|searching|in the middle of|in the process of"
-                    r"|on a (?:trip|road trip|mission|diet|break))"
+                    r"|on a (?:trip|road trip|mission|diet|break)"
+                    # how one stands to something named: "I'm grateful for the connection I
+                    # have with my siblings", "I'm busy taking care of my pets"
+                    r"|busy \w+ing|grateful for|thankful for|proud of|all about"
+                    r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to)"
                     r"\b.+)$")
 _FOND = re.compile(rf"^I(?:'m| am){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
@@ -279,6 +284,17 @@ def _dated(content: str, when: datetime | None) -> str:
     return resolve_dates(content, when) if when is not None else content
 
 
+def _undangled(rest: str) -> str:
+    """What comes before the last "and" ahead of a pronoun pointing back: "taking care of my
+    pets and spending time with them" -> "taking care of my pets" (the rest, if none)."""
+    if (m := _DANGLING.search(rest)) is None:
+        return rest
+    head = rest[:m.start()]
+    cut = head.rfind(" and ")  # (the self-reader keeps its clause whole: cut, LoCoMo's
+    # precision fell 0.729 -> 0.718 for 0.001 of recall)
+    return head[:cut] if cut > 0 else rest
+
+
 def _names_something(rest: str, *, at_least: int) -> bool:
     """A phrase that names something of the speaker's: enough words beyond function words
     and vague ones, nothing about the one spoken to, no pronoun pointing back."""
@@ -292,7 +308,7 @@ def _fond(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm passionate about fixing up things" -> "The user loves fixing up things." """
     if not (fond := _FOND.match(clause)):
         return None
-    rest = _CUT.sub("", fond["rest"]).strip(" ,.")
+    rest = _undangled(_CUT.sub("", fond["rest"]).strip(" ,.")).strip(" ,.")
     if not _names_something(rest, at_least=1):
         return None
     rest = third_person(rest)
@@ -353,7 +369,7 @@ def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
     if not (m := _DOING.match(clause)):
         return None
-    rest = _indefinite(_CUT.sub("", m["rest"]).strip(" ,."))
+    rest = _indefinite(_undangled(_CUT.sub("", m["rest"]).strip(" ,.")).strip(" ,."))
     if not _names_something(rest, at_least=2):
         return None
     said = third_person(rest)
