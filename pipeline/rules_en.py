@@ -44,7 +44,8 @@ _CLASSES = {
         celebrated raised donated spent collected grew picked gave sold left quit entered
         performed recorded released published designed planted rescued fostered hosted
         helped passed earned booked explored discovered posted shared saw noticed restored
-        fixed repaired rehearsed experimented joined used held threw arranged scored landed"""),
+        fixed repaired rehearsed experimented joined used held threw arranged scored landed
+        accepted switched upgraded renovated redecorated remodeled adopted reached"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -55,7 +56,7 @@ _CLASSES = {
         practicing practising training teaching studying trying making building creating
         collecting growing doing performing recording designing planting fostering hosting
         helping exploring taking attending saving preparing organizing organising donate
-        use using"""),
+        use using take"""),
     "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
     "plans": (Kind.EVENT, "plan planned planning want wanted hope gonna"),
     "has": (Kind.FACT, "have had"),
@@ -64,7 +65,8 @@ _VERBS = {v: (p, k) for p, (k, words) in _CLASSES.items() for v in words.split()
 _NOT_ABOUT_SELF = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.I)
 # (a relative "that" or "those who" points at nothing: "an organization that provides items to
 # those who need them")
-_DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|was|were|is|are|has|had|have)\b)"
+_DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|\w+ed|was|were|is|are|has|had|have|led"
+                       r"|made|got|took|gave|brought|kept|helped|taught|changed)\b)"
                        r"|this(?! (?:morning|evening|afternoon|week|weekend|month"
                        r"|year|summer|winter|spring|fall|season)\b)|these|those(?! who\b)|they|them"
                        r"|he|she"
@@ -72,7 +74,8 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|was|were|is|are|has|had|h
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
-                  r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$",
+                  r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$"
+                  r"|,\s+(?:especially|particularly)\b.*$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
 # is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)
@@ -238,7 +241,8 @@ def resolve_dates(text: str, when: datetime) -> str:
 
 # "I'm passionate about X", "I'm super into X", "I'm a big fan of X": what the speaker loves
 # "I'm currently on the hunt for a new job": what one is in the middle of
-_DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)? (?P<rest>(?:on the hunt|looking"
+_DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|super|truly|pretty))?"
+                    r" (?P<rest>(?:on the hunt|looking"
                     r"|searching|in the middle of|in the process of"
                     r"|on a (?:trip|road trip|mission|diet|break)"
                     # how one stands to something named: "I'm grateful for the connection I
@@ -246,9 +250,9 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)? (?P<rest>(?:on the hunt
                     r"|busy \w+ing|grateful for|thankful for|proud of|all about"
                     r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to)"
                     r"\b.+)$")
-_FOND = re.compile(rf"^I(?:'m| am){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
+_FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
-                   r"|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to))"
+                   r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to))"
                    r" (?P<rest>.+)$")
 # "My GF and I just had …": the speaker with someone, in their name
 _WITH = re.compile(r"^(?:my|our) (?P<who>(?:\w+ ){0,2}?\w+),? and I\b(?P<rest>.*)$", re.I)
@@ -365,6 +369,26 @@ _THEIR_PLAN = re.compile(r"(?:is|are|was|were) (?:thinking|planning|considering|
                          r"|about to|trying to)\b|(?:wants?|hopes?|plans?) to\b")
 
 
+# "My plan for now is to expand my brand worldwide", "my dream is to open a bakery": an aim
+_AIM = re.compile(r"^[Mm]y (?P<what>(?:(?:main|biggest|big|next|current|ultimate|long-term|new)"
+                  r" )?(?:plan|goal|dream|aim|hope|mission))(?: (?:for now|right now|now|for"
+                  r" (?:the|this|next) (?:year|month|summer))| these days)? (?:is|was) to"
+                  r" (?P<rest>.+)$")
+
+
+def _aim(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "My plan for now is to expand my brand" -> "The user's plan is to expand their
+    brand." """
+    if not (m := _AIM.match(clause)):
+        return None
+    rest = _indefinite(_CUT.sub("", m["rest"]).strip(" ,."))
+    if not _names_something(rest, at_least=2):
+        return None
+    said = third_person(rest)
+    return SelfStatement(Kind.EVENT, "plans", f"to {said}"[:MAX_OBJECT],
+                         _dated(f"The user's {m['what']} is to {said}.", when))
+
+
 def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
     if not (m := _DOING.match(clause)):
@@ -435,7 +459,8 @@ def _said(aux: str, adverbs: str, verb: str, rest: str) -> str:
 
 
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
-    if (st := _fond(clause, when) or _mine(clause, when) or _doing(clause, when)):
+    if (st := _fond(clause, when) or _aim(clause, when) or _mine(clause, when)
+            or _doing(clause, when)):
         return st
     if (speaker := _as_speaker(clause)) is None:
         return None
@@ -458,7 +483,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
             and not _PLAN.match(rest)):
         return None  # "I used it", "I want one so bad"; "I used to live in X" is the slot's
     if predicate == "has" and not re.match(r"(?:a|an|two|three|four|five|some|my|\d+|quite (?:a|an"
-                                            r"|the)|plans for)\b", rest):
+                                            r"|the)|plans for|the (?:opportunity|chance|pleasure"
+                                            r"|honou?r) to)\b", rest):
         return None  # "I had fun", "I have to go"
     if not _names_something(rest, at_least=at_least) or (who is not None and not (
             aux or verb in _PAST or predicate == "plans")):
