@@ -250,7 +250,8 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|su
                     r"|busy \w+ing|grateful for|thankful for|proud of|all about"
                     r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to)"
                     r"\b.+)$")
-_FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}(?: (?:super|so|really|totally|very|pretty))?"
+_FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}"
+                   r"(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
                    r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to))"
                    r" (?P<rest>.+)$")
