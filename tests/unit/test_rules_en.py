@@ -150,6 +150,36 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin volunteered with an organization that provides meals to those who are less "
      "fortunate."),  # a relative "that" points at nothing
     ("I've just started a pottery class.", "Calvin has just started a pottery class."),
+    # a favourite among several; interested in; using; doing now; how one stands to something
+    ("One of my favorite yoga routines is a gentle flow.",
+     "One of Calvin's favourite yoga routines is a gentle flow."),
+    ("Roasted Chicken is one of my favorite dishes.",
+     "Roasted Chicken is one of Calvin's favourite dishes."),
+    ("I'm interested in sustainable initiatives.", "Calvin is interested in sustainable "
+     "initiatives."),
+    ("I usually use voice chat to communicate with my team.",
+     "Calvin usually uses voice chat to communicate with their team."),
+    ("I'm currently playing AC Valhalla, it's cool.", "Calvin is currently playing AC Valhalla."),
+    ("I'm busy taking care of my pets and spending time with them.",
+     "Calvin is busy taking care of their pets."),  # the part pointing back is left
+    ("I'm grateful for the connection I have with my siblings.",
+     "Calvin is grateful for the connection they have with their siblings."),
+    ("I've been loving getting to know Japanese culture.",
+     "Calvin loves getting to know Japanese culture."),
+    # an aim; a chance had; an invitation accepted; the speaker with someone, said either way
+    ("My plan for now is to expand my brand worldwide.",
+     "Calvin's plan is to expand their brand worldwide."),
+    ("I had the opportunity to meet Frank Ocean at a music festival in Tokyo and we clicked.",
+     "Calvin had the opportunity to meet Frank Ocean at a music festival in Tokyo."),
+    ("I've accepted an invitation to perform at an upcoming show in Boston!",
+     "Calvin has accepted an invitation to perform at an upcoming show in Boston."),
+    ("Me and my neighbor ran a free gardening class for the community.",
+     "Calvin and their neighbor ran a free gardening class for the community."),
+    # a statement before a dash, a question after it
+    ("Hey Evan, long time no see! I've started eating healthier - what's new with you?",
+     "Calvin has started eating healthier."),
+    ("A few weeks ago I had this crazy dream that led to some creative ideas.",  # relative
+     "Calvin had a crazy dream that led to some creative ideas a few weeks before 9 June 2023."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
@@ -162,7 +192,10 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
                                   "I did get this yesterday.",  # "this" is no article
                                   "I'm starving right now.", "I'm still figuring it out.",
                                   "I got this as a reminder to slow down.",
-                                  "I really want to do something like this right now."])
+                                  "I really want to do something like this right now.",
+                                  "My goal is to do it.", "I'm so proud of them.",
+                                  "I'm loving it.", "It is one of my favorites.",
+                                  "I'm going to check it out."])
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
