@@ -56,8 +56,8 @@ _CLASSES = {
         practicing practising training teaching studying trying making building creating
         collecting growing doing performing recording designing planting fostering hosting
         helping exploring taking attending saving preparing organizing organising donate
-        use using take"""),
-    "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore"),
+        use using take find"""),
+    "likes": (Kind.PREFERENCE, "love loved enjoy enjoyed adore appreciate value cherish"),
     "plans": (Kind.EVENT, "plan planned planning want wanted hope gonna"),
     "has": (Kind.FACT, "have had"),
 }
@@ -248,7 +248,8 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|su
                     # how one stands to something named: "I'm grateful for the connection I
                     # have with my siblings", "I'm busy taking care of my pets"
                     r"|busy \w+ing|grateful for|thankful for|proud of|all about"
-                    r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to)"
+                    r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to"
+                    r"|considering \w+ing)"
                     r"\b.+)$")
 _FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}"
                    r"(?: (?:super|so|really|totally|very|pretty))?"
@@ -314,6 +315,7 @@ def _fond(clause: str, when: datetime | None) -> SelfStatement | None:
     if not (fond := _FOND.match(clause)):
         return None
     rest = _undangled(_CUT.sub("", fond["rest"]).strip(" ,.")).strip(" ,.")
+    rest = re.sub(r"^th(?:is|at)\b(?=[\w ]+ (?:called|named)\b)", "a", rest)  # "this game called X"
     if not _names_something(rest, at_least=1):
         return None
     rest = third_person(rest)
