@@ -73,7 +73,8 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|\w+ed|was|were|is|are|has
                        r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
-                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$| - .*$|\s*\[.*$"
+                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$|\s[-–—]\s.*$"
+                  r"|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$"
                   r"|,\s+(?:especially|particularly)\b.*$",
                   re.I)
@@ -290,10 +291,11 @@ def _dated(content: str, when: datetime | None) -> str:
     return resolve_dates(content, when) if when is not None else content
 
 
-def _undangled(rest: str) -> str:
-    """What comes before the last "and" ahead of a pronoun pointing back: "taking care of my
-    pets and spending time with them" -> "taking care of my pets" (the rest, if none)."""
-    if (m := _DANGLING.search(rest)) is None:
+def _undangled(rest: str, pointing: re.Pattern[str] = _DANGLING) -> str:
+    """What comes before the last "and" ahead of a pronoun pointing back (``pointing``):
+    "taking care of my pets and spending time with them" -> "taking care of my pets" (the
+    rest, if none)."""
+    if (m := pointing.search(rest)) is None:
         return rest
     head = rest[:m.start()]
     cut = head.rfind(" and ")  # (the self-reader keeps its clause whole: cut, LoCoMo's
@@ -478,7 +480,8 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if got is None or (aux in ("'m", " am") and not verb.endswith("ing")):
         return None
     predicate, kind = got
-    rest = _indefinite(_CUT.sub("", tail).strip(" ,."))
+    # "I have plans for a hike and thought you could come along": what is the speaker's
+    rest = _indefinite(_undangled(_CUT.sub("", tail).strip(" ,."), _NOT_ABOUT_SELF).strip(" ,."))
     if _NO_NEWS.match(f"{verb} {rest}"):
         return None  # "I'm doing better now", "I'm working on something complicated"
     if (verb == "used" and not re.match(r"to (?!live|work|drive|be|have)\w+", rest)) or (
