@@ -662,8 +662,9 @@ _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|st
                           r"|switched|learning|adopted|booked|got|bought|quit|left)\b)", re.I)
 # a diary's sentence without "I" that no slot rule reads (the verbs above are the slots'; read
 # by the self-statement reader too, "Got hired at …" would be told twice)
-_DIARY_VERB = re.compile(r"^((?:just |finally |recently )?(?:met with|checked out|visited"
-                         r"|attended|finished)\b)", re.I)
+_DIARY_VERB = re.compile(r"^((?:just |finally |recently |also )?(?:met with|checked out|visited"
+                         r"|attended|finished|used to|went|tried|took|spent|played|watched"
+                         r"|had an?)\b)", re.I)
 _GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|makes?|keeps?)\b")
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
                              r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
