@@ -73,7 +73,7 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|\w+ed|was|were|is|are|has
                        r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too)\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
-                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$|\s[-–—]\s.*$"
+                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$|\s-\s.*$|\s*[–—].*$"
                   r"|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$"
                   r"|,\s+(?:especially|particularly)\b.*$",
@@ -105,7 +105,9 @@ PRONOUNS = tuple((re.compile(p), r) for p, r in (
     (r"\b[Oo]ur\b", "their"), (r"\b[Oo]urselves\b", "themselves")))
 _AUX = {"'ve been": "has been", " have been": "has been", "'ve": "has", " have": "has",
         "'m": "is", " am": "is", " was": "was", " had": "had"}
-_PLAN = re.compile(r"^(?:to|on) (?!(?:keep|stay|bring|make sure|try|give|look|see|find|think"
+_PLAN = re.compile(r"^(?:to|on) (?!(?:keep(?! (?:learning|working on|practi[cs]ing|improving"
+                   r"|exploring|building|studying)\b)|stay|bring|make sure|try|give|look|see"
+                   r"|find|think"
                    r"|get|have|let|say|tell|ask|share|show|send|take a look|hang|chill|rest|relax"
                    r"|check(?! out)"
                    r"|solidify|figure|work on|be(?! in| at| on| back))\b)\w+"
@@ -492,8 +494,9 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
                                             r"|the)|plans for|the (?:opportunity|chance|pleasure"
                                             r"|honou?r) to)\b", rest):
         return None  # "I had fun", "I have to go"
+    habit = bool(re.search(r"\b(?:often|usually|always|sometimes|regularly)\b", m.group(0)))
     if not _names_something(rest, at_least=at_least) or (who is not None and not (
-            aux or verb in _PAST or predicate == "plans")):
+            aux or verb in _PAST or predicate == "plans" or habit)):
         return None
     rest = third_person(rest)
     adverbs = m.group(0)[1 + len(m["aux"] or ""): m.start("verb")].strip() if aux or not (
