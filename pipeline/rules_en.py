@@ -396,6 +396,27 @@ def _aim(clause: str, when: datetime | None) -> SelfStatement | None:
                          _dated(f"The user's {m['what']} is to {said}.", when))
 
 
+# "Finding that balance has been tough": what the speaker found hard (not "Losing someone is
+# hard", said to console)
+_HARD = re.compile(r"^(?P<what>[A-Za-z]\w+ing\b[^,]+?) (?:has been|was"
+                   r"|has been really|has been so|was so|was really) (?P<how>tough|hard|challenging"
+                   r"|difficult|stressful|overwhelming|rewarding|fulfilling|therapeutic|calming"
+                   r"|relaxing)\b")
+
+
+def _hard(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "Finding balance has been challenging" -> "The user finds finding balance
+    challenging." """
+    if not (m := _HARD.match(clause)):
+        return None
+    what = _undangled(_CUT.sub("", m["what"]).strip(" ,."))
+    if not _names_something(what, at_least=2):
+        return None
+    said = third_person(what[0].lower() + what[1:])
+    return SelfStatement(Kind.FACT, "finds", f"{said} {m['how']}"[:MAX_OBJECT],
+                         _dated(f"The user finds {said} {m['how']}.", when))
+
+
 def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
     if not (m := _DOING.match(clause)):
@@ -467,7 +488,7 @@ def _said(aux: str, adverbs: str, verb: str, rest: str) -> str:
 
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if (st := _fond(clause, when) or _aim(clause, when) or _mine(clause, when)
-            or _doing(clause, when)):
+            or _doing(clause, when) or _hard(clause, when)):
         return st
     if (speaker := _as_speaker(clause)) is None:
         return None
@@ -495,6 +516,9 @@ def _read(clause: str, when: datetime | None) -> SelfStatement | None:
                                             r"|honou?r) to)\b", rest):
         return None  # "I had fun", "I have to go"
     habit = bool(re.search(r"\b(?:often|usually|always|sometimes|regularly)\b", m.group(0)))
+    if aux in ("'ve been", " have been") and at_least == 2 and re.match(r"(?:on|at|in|into) ",
+                                                                     rest):
+        at_least = 1  # a doing of some time names its one thing: "I've been focusing on fitness"
     if not _names_something(rest, at_least=at_least) or (who is not None and not (
             aux or verb in _PAST or predicate == "plans" or habit)):
         return None

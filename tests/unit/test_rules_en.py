@@ -180,6 +180,18 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin has started eating healthier."),
     ("A few weeks ago I had this crazy dream that led to some creative ideas.",  # relative
      "Calvin had a crazy dream that led to some creative ideas a few weeks before 9 June 2023."),
+    # what the speaker found hard; a diary's sentence; a dash without spaces; a doing of some
+    # time names its one thing
+    ("Work's been stressful. Finding balance has been challenging.",
+     "Calvin finds finding balance challenging."),
+    ("Went to the beach yesterday with my sister.",
+     "Calvin went to the beach on 8 June 2023 with their sister."),
+    ("I love the rush and connection with the crowd—it's an absolute high!",
+     "Calvin loves the rush and connection with the crowd."),
+    ("BTW, I've been focusing on fitness and it's been really beneficial.",
+     "Calvin has been focusing on fitness."),
+    ("I had a health scare last week – a sudden heart palpitation that really shook me up.",
+     "Calvin had a health scare the week before 9 June 2023."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
@@ -195,7 +207,9 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
                                   "I really want to do something like this right now.",
                                   "My goal is to do it.", "I'm so proud of them.",
                                   "I'm loving it.", "It is one of my favorites.",
-                                  "I'm going to check it out."])
+                                  "I'm going to check it out.",
+                                  "Losing someone is hard.",  # said to console
+                                  "Saw your message."])
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
