@@ -634,6 +634,12 @@ _QUESTION = re.compile(r"(?:what|how|why|when|where|who|which|do you|does|did yo
                        r"|什么|怎么|为什么|为何|你能|你可以|能不能|可不可以|请问|是不是", re.I)
 _PREFIX_WORDS = (r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actually|btw"
                  r"|by the way|fyi|anyway|honestly|basically|yeah|yes|quick update|update"
+                 r"|yep|yup|yea|wow|cool|nice|awesome|haha|lol|omg"
+                 r"|since (?:we (?:last )?(?:spoke|talked|chatted)|speaking|talking)(?: last)?"
+                 # the one spoken to, named first: "Andrew, since we last spoke I got …"
+                 r"|(?!(?:lately|recently|yesterday|today|tonight|now|then|later|earlier"
+                 r"|tomorrow|sometimes|usually|finally|luckily|sadly|unfortunately)\b)"
+                 r"(?-i:[A-Z][a-z]+)(?=,\s*(?:I|my|since|last|yesterday|we)\b)"
                  r"|just so you know|for the record|for context|ps|guess what"
                  r"|(?:big |good |great |some )?news)\b[\s,:!.\-—]*"
                  r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时{now}"

@@ -45,7 +45,8 @@ _CLASSES = {
         performed recorded released published designed planted rescued fostered hosted
         helped passed earned booked explored discovered posted shared saw noticed restored
         fixed repaired rehearsed experimented joined used held threw arranged scored landed
-        accepted switched upgraded renovated redecorated remodeled adopted reached"""),
+        accepted switched upgraded renovated redecorated remodeled adopted reached reconnected
+        struggled"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -70,7 +71,7 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|\w+ed|was|were|is|are|has
                        r"|this(?! (?:morning|evening|afternoon|week|weekend|month"
                        r"|year|summer|winter|spring|fall|season)\b)|these|those(?! who\b)|they|them"
                        r"|he|she"
-                       r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too)\b", re.I)
+                       r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too(?! much| many))\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
                   r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$|\s-\s.*$|\s*[–—].*$"
@@ -203,7 +204,10 @@ def time_last(clause: str) -> str:
     if (m := _FRONT_TIME.match(clause.strip())) is None:
         return clause
     rest = re.split(r"\s[-–—]\s", m["rest"])[0].rstrip(" .!")
-    return f"{rest} {m['time'][0].lower()}{m['time'][1:]}"
+    # before what the reader cuts off ("…, which holds …", "…, it was awesome")
+    said = (cut := _CUT.search(rest)) and cut.start() or len(rest)
+    when = f"{m['time'][0].lower()}{m['time'][1:]}"
+    return f"{rest[:said].rstrip(' ,')} {when}{rest[said:]}"
 
 
 def resolve_dates(text: str, when: datetime) -> str:
@@ -252,12 +256,12 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|su
                     # have with my siblings", "I'm busy taking care of my pets"
                     r"|busy \w+ing|grateful for|thankful for|proud of|all about"
                     r"|excited (?:about|for)|determined to|committed to|dedicated to|devoted to"
-                    r"|considering \w+ing)"
+                    r"|considering \w+ing|thinking of \w+ing)"
                     r"\b.+)$")
 _FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}"
                    r"(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
-                   r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to))"
+                   r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to|drawn to))"
                    r" (?P<rest>.+)$")
 # "My GF and I just had …": the speaker with someone, in their name
 _WITH = re.compile(r"^(?:my|our) (?P<who>(?:\w+ ){0,2}?\w+),? and I\b(?P<rest>.*)$", re.I)
