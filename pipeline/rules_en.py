@@ -46,7 +46,7 @@ _CLASSES = {
         helped passed earned booked explored discovered posted shared saw noticed restored
         fixed repaired rehearsed experimented joined used held threw arranged scored landed
         accepted switched upgraded renovated redecorated remodeled adopted reached reconnected
-        struggled"""),
+        struggled bonded streamed"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -71,13 +71,15 @@ _DANGLING = re.compile(r"\b(?:it|^that|that(?! (?:\w+s|\w+ed|was|were|is|are|has
                        r"|this(?! (?:morning|evening|afternoon|week|weekend|month"
                        r"|year|summer|winter|spring|fall|season)\b)|these|those(?! who\b)|they|them"
                        r"|he|she"
-                       r"|him|her|one(?! of)|ones|there|here|(?-i:so)|too(?! much| many))\b", re.I)
+                       r"|him|her|one(?! of| (?:day|summer|winter|spring|fall|autumn|weekend|night"
+                       r"|morning|evening|afternoon|time)\b)|ones|there|here|(?-i:so)"
+                       r"|too(?! much| many))\b", re.I)
 _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and then|and it|and that"
                   r"|and something|and someone|and everything"
-                  r"|and they|and I'm|and I am|and I feel)\b.*$|[;!?].*$|:\s.*$|\s-\s.*$|\s*[–—].*$"
-                  r"|\s*\[.*$"
+                  r"|and they|and I'm|and I am|and I feel|and wow|and oh)\b.*$|[;!?].*$|:\s.*$"
+                  r"|\s-\s.*$|\s*[–—].*$|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$"
-                  r"|,\s+(?:especially|particularly)\b.*$",
+                  r"|,\s+(?:especially|particularly|and now)\b.*$|\s+as well$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
 # is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)
@@ -177,7 +179,7 @@ _RELATIVE = re.compile(
     r"|(?:last|next) (?:week(?:end)?|month"
     r"|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?P<n>a few|a couple of"
     r"|couple of|several|an?|one|two|three|four|five|six|\d+) (?P<unit>days?|weeks?|months?"
-    r"|years?) ago)\b", re.I)
+    r"|years?) ago)\b(?!')", re.I)
 
 
 def _day(when: datetime) -> str:
@@ -205,7 +207,7 @@ def time_last(clause: str) -> str:
         return clause
     rest = re.split(r"\s[-–—]\s", m["rest"])[0].rstrip(" .!")
     # before what the reader cuts off ("…, which holds …", "…, it was awesome")
-    said = (cut := _CUT.search(rest)) and cut.start() or len(rest)
+    said = ((cut := _CUT.search(rest)) and cut.start()) or len(rest)
     when = f"{m['time'][0].lower()}{m['time'][1:]}"
     return f"{rest[:said].rstrip(' ,')} {when}{rest[said:]}"
 
@@ -261,7 +263,8 @@ _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|su
 _FOND = re.compile(rf"^I(?:'m| am|'ve been| have been){_ADV}"
                    r"(?: (?:super|so|really|totally|very|pretty))?"
                    r" (?:passionate about|into|a (?:big |huge )?fan of|obsessed with|crazy about"
-                   r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to|drawn to))"
+                   r"|loving|(?P<how>interested in|keen on|hooked on|fascinated by|addicted to"
+                   r"|drawn to))"
                    r" (?P<rest>.+)$")
 # "My GF and I just had …": the speaker with someone, in their name
 _WITH = re.compile(r"^(?:my|our) (?P<who>(?:\w+ ){0,2}?\w+),? and I\b(?P<rest>.*)$", re.I)
