@@ -424,6 +424,26 @@ def _hard(clause: str, when: datetime | None) -> SelfStatement | None:
                          _dated(f"The user finds {said} {m['how']}.", when))
 
 
+# "meet Toby, my puppy", "That one is Max, my childhood dog", "Max is my mother's cat": a pet
+# shown by its name
+_MEET = re.compile(r"^(?:(?:meet|this is|that's|that is|that one is|here's|here is) (?P<name>"
+                   r"(?-i:[A-Z])\w+)\s*[,–—-]+\s*|(?!(?:it|this|that|he|she|they|there|here|what|who|which"
+                   r"|one|mine)\b)(?P<named>(?-i:[A-Z])\w+) is )"
+                   r"my (?P<what>(?:\w+(?:'s)? )?(?:puppy|pup|dog|cat|kitten|kitty|snake"
+                   r"|bird|parrot|hamster|horse|pony|rabbit|bunny|fish|turtle|tortoise|lizard"
+                   r"|gecko))\b", re.I)
+
+
+def _meet(clause: str, when: datetime | None) -> SelfStatement | None:
+    """ "meet Toby, my puppy" -> "The user's puppy is named Toby." """
+    if not (m := _MEET.match(clause)):
+        return None
+    name = m["name"] or m["named"]
+    what = third_person(m["what"])  # "my mother's cat": "their mother's cat"
+    return SelfStatement(Kind.FACT, "has", f"{what} named {name}",
+                         f"The user's {what} is named {name}.")
+
+
 def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
     if not (m := _DOING.match(clause)):
@@ -495,7 +515,7 @@ def _said(aux: str, adverbs: str, verb: str, rest: str) -> str:
 
 def _read(clause: str, when: datetime | None) -> SelfStatement | None:
     if (st := _fond(clause, when) or _aim(clause, when) or _mine(clause, when)
-            or _doing(clause, when) or _hard(clause, when)):
+            or _doing(clause, when) or _hard(clause, when) or _meet(clause, when)):
         return st
     if (speaker := _as_speaker(clause)) is None:
         return None

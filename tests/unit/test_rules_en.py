@@ -192,6 +192,18 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin has been focusing on fitness."),
     ("I had a health scare last week – a sudden heart palpitation that really shook me up.",
      "Calvin had a health scare the week before 9 June 2023."),
+    # a pet shown by its name; a name spoken to and "since we last spoke" before the statement;
+    # a time said first, before what is cut off
+    ("So much has changed since last time we talked - meet Toby, my puppy.",
+     "Calvin's puppy is named Toby."),
+    ("Max is my mother's cat, I took him when my mother passed away.",
+     "Calvin's mother's cat is named Max."),
+    ("Hey Andrew, since we last spoke I got another tattoo of my four dogs on my arm!",
+     "Calvin got another tattoo of their four dogs on their arm."),
+    ("Yep, last month I visited my mom's house which holds a special place in my heart.",
+     "Calvin visited their mom's house in May 2023."),
+    ("Yeah, Dave, I had an amazing drive one summer day.",
+     "Calvin had an amazing drive one summer day."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
@@ -209,7 +221,7 @@ def test_times_said_first_news_and_plans(said: str, content: str) -> None:
                                   "I'm loving it.", "It is one of my favorites.",
                                   "I'm going to check it out.",
                                   "Losing someone is hard.",  # said to console
-                                  "Saw your message."])
+                                  "Saw your message.", "It is my dog."])
 def test_no_news_and_not_the_speakers(said: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
     assert RuleExtractor().extract([turn]) == []
