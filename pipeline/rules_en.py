@@ -245,7 +245,8 @@ def resolve_dates(text: str, when: datetime) -> str:
             return f"in {datetime(year, month, 1):%B %Y}"
         return f"the {unit} {'before' if which == 'last' else 'after'} {_day(when)}"
 
-    return _RELATIVE.sub(absolute, text)
+    # "booked a trip for next month": "for July 2023", not "for in July 2023"
+    return re.sub(r"\b(for|by|until|till) (?:in|on) ", r"\1 ", _RELATIVE.sub(absolute, text))
 
 
 # "I'm passionate about X", "I'm super into X", "I'm a big fan of X": what the speaker loves
