@@ -249,6 +249,92 @@ def resolve_dates(text: str, when: datetime) -> str:
     return re.sub(r"\b(for|by|until|till) (?:in|on) ", r"\1 ", _RELATIVE.sub(absolute, text))
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH = r"(?P<month>" + "|".join(_MONTHS) + r")"
+_MONTH2 = _MONTH.replace("month", "month2")
+_ON_DAY = re.compile(rf"\b(?:{_MONTH} (?P<day>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<year>\d{{4}})"
+                     rf"|(?P<day2>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH2}"
+                     r",? (?P<year2>\d{4}))\b", re.I)
+_IN_MONTH = re.compile(rf"\b(?:in|during|early|late|mid|of) {_MONTH}(?: (?P<year>\d{{4}}))?\b",
+                       re.I)
+_AGO = re.compile(r"\b(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple"
+                  r" of|couple of|several|\d+) (?P<unit>days?|weeks?|months?|years?) ago\b", re.I)
+_LAST = re.compile(r"\b(?P<rel>yesterday|today|tonight|last night|this morning|(?:last|this|past)"
+                   r" (?:week(?:end)?|month|year|monday|tuesday|wednesday|thursday|friday"
+                   r"|saturday|sunday))\b", re.I)
+_N_WORDS = _N | {"seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def question_window(text: str, when: datetime) -> tuple[datetime, datetime] | None:
+    """The span of time a question names, from ``when`` it is asked: "on October 24, 2023" that
+    day, "in May 2023" that month, "two weeks ago" the days around then, "last month" that
+    month; None if it names none. A date "before"/"after" ("the Monday before July 24, 2023")
+    widens to the week on that side. Only the first time named counts."""
+    day = timedelta(days=1)
+    if m := _ON_DAY.search(text):
+        month = _MONTHS.index((m["month"] or m["month2"]).lower()) + 1
+        try:
+            at = datetime(int(m["year"] or m["year2"]), month, int(m["day"] or m["day2"]),
+                          tzinfo=when.tzinfo)
+        except ValueError:  # "February 30"
+            return None
+        before = re.search(r"\bbefore\b", text[:m.start()], re.I) is not None
+        after = re.search(r"\bafter\b", text[:m.start()], re.I) is not None
+        return at - (7 * day if before else day), at + (8 * day if after else 2 * day)
+    if m := _IN_MONTH.search(text):
+        month = _MONTHS.index(m["month"].lower()) + 1
+        year = int(m["year"]) if m["year"] else when.year - (month > when.month)
+        start = datetime(year, month, 1, tzinfo=when.tzinfo)
+        end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=when.tzinfo)
+        return start, end
+    if m := _AGO.search(text):
+        n = int(m["n"]) if m["n"].isdigit() else _N_WORDS[m["n"].lower()]
+        days = _UNIT_DAYS[m["unit"].lower().rstrip("s")]
+        back, slack = n * days * day, max(day, n * days * day / 4)
+        return when - back - slack, when - back + slack
+    if m := _LAST.search(text):
+        rel = m["rel"].lower()
+        today = when.replace(hour=0, minute=0, second=0, microsecond=0)
+        if rel in ("today", "tonight", "this morning"):
+            return today, today + day
+        if rel in ("yesterday", "last night"):
+            return today - day, today
+        which, unit = rel.split()
+        return _calendar(which, unit, today)
+    return None
+
+
+def _calendar(which: str, unit: str, today: datetime) -> tuple[datetime, datetime]:
+    """The span "last/this/past week|weekend|month|year|<weekday>" names, seen from ``today``
+    (midnight)."""
+    day = timedelta(days=1)
+    if unit in _DAYS:
+        back = (today.weekday() - _DAYS.index(unit)) % 7 or (7 if which != "this" else 0)
+        return today - back * day, today - back * day + day
+    if which == "past":
+        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit] * day
+        return today - span, today + day
+    if unit == "week":
+        monday = today - today.weekday() * day
+        return (monday - 7 * day, monday) if which == "last" else (monday, monday + 7 * day)
+    if unit == "weekend":
+        saturday = today - ((today.weekday() - 5) % 7) * day
+        if which == "last" and today.weekday() >= 5:  # said on the weekend: the one before
+            saturday -= 7 * day
+        if which == "this" and today.weekday() < 5:  # the coming one
+            saturday += 7 * day
+        return saturday, saturday + 2 * day
+    if unit == "month":
+        first = today.replace(day=1)
+        if which == "this":
+            return first, (first + 32 * day).replace(day=1)
+        return (first - day).replace(day=1), first
+    year = today.year - (which == "last")
+    return today.replace(year=year, month=1, day=1), today.replace(year=year + 1, month=1, day=1)
+
+
 # "I'm passionate about X", "I'm super into X", "I'm a big fan of X": what the speaker loves
 # "I'm currently on the hunt for a new job": what one is in the middle of
 _DOING = re.compile(rf"^I(?:'m| am){_ADV}(?: currently)?(?: (?:so|really|very|super|truly|pretty))?"

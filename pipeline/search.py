@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memq.pipeline import lifecycle, recall
+from memq.pipeline import lifecycle, recall, rules_en
 from memq.pipeline.lifecycle import Policy
 from memq.pipeline.ports import Embedder, Hit, TextIndex, VectorIndex
 from memq.schemas import StoredMemory
@@ -89,4 +89,5 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
         members=tuple(m.derived_from))  # a profile's (or a consolidation's) sources
         for m in found.values()]
     return recall.fuse_explained(episodes, memories, k, superseded=superseded,
-                                 past=recall.asks_about_past(query))
+                                 past=recall.asks_about_past(query),
+                                 window=rules_en.question_window(query, now))

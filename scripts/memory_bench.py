@@ -36,6 +36,12 @@ class Question:
     category: str
     answer: str
     sessions: list[str] = field(default_factory=list)  # answer sessions (LongMemEval)
+    # when it was asked (LongMemEval's question_date): "two weeks ago" is from then; LoCoMo
+    # gives none (its questions name dates), so it is asked now
+    asked: datetime | None = None
+
+    def at(self, now: datetime) -> datetime:
+        return self.asked or now
 
 
 @dataclass
@@ -137,7 +143,9 @@ def _longmemeval(instances: list[dict], prefix: str) -> list[Conversation]:
         answer_sessions = {str(a) for a in x.get("answer_session_ids", [])}
         sessions = [_id(f"s{n}-{h}") for n, h in enumerate(x["haystack_session_ids"])
                     if str(h) in answer_sessions]
-        q = Question(x["question"], gold, str(x["question_type"]), str(x["answer"]), sessions)
+        asked = _lme_time(x["question_date"]) if x.get("question_date") else None
+        q = Question(x["question"], gold, str(x["question_type"]), str(x["answer"]), sessions,
+                     asked)
         out.append(Conversation(user, batches, [q], skipped))
     return out
 
@@ -243,9 +251,9 @@ def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     rows, latencies = _rank_all(convs, before, k_max, now)
     context = _context_rates(convs, client, graph, args.max_tokens, args.context_questions, now)
     # once done, the same question must get the same list: asked again, minutes later
-    questions = [(c.user_id, q.text) for c in convs for q in c.questions]
-    moved = sum([h.id for h in search(user, text, k_max, now)] != row["ids"]
-                for (user, text), row in zip(questions, rows, strict=True))
+    questions = [(c.user_id, q.text, q.at(now)) for c in convs for q in c.questions]
+    moved = sum([h.id for h in search(user, text, k_max, at)] != row["ids"]
+                for (user, text, at), row in zip(questions, rows, strict=True))
     report = _report(fmt, rows, systems, latencies, context, ingest_s, turns)
     report["moved_lists"] = {"moved": moved, "of": len(rows)}
     # per question, in the dataset's order (ids and scores, no text): what a change moved
@@ -271,7 +279,7 @@ def _rank_all(convs: Sequence[Conversation], before: dict[tuple[str, str], list[
     for conv in convs:
         for q in conv.questions:
             t0 = time.perf_counter()
-            ranked = {"memq": search(conv.user_id, q.text, k_max, now)}
+            ranked = {"memq": search(conv.user_id, q.text, k_max, q.at(now))}
             latencies.append(time.perf_counter() - t0)
             if before:
                 ranked["memq unconsolidated"] = before[(conv.user_id, q.text)]
@@ -308,7 +316,7 @@ def _unconsolidated(convs: Sequence[Conversation], k: int,
     """Every question's list as it is, then the consolidation job on every user."""
     from memq.workers.lifecycle import search
 
-    before = {(c.user_id, q.text): search(c.user_id, q.text, k, now)
+    before = {(c.user_id, q.text): search(c.user_id, q.text, k, q.at(now))
               for c in convs for q in c.questions}
     consolidate([c.user_id for c in convs], now)
     return before
@@ -360,7 +368,7 @@ def _context_rates(convs: Sequence[Conversation], client: Any, graph: Any, max_t
             if not answer_words(q.answer):
                 continue
             asked += 1
-            block = client.context(conv.user_id, q.text, max_tokens=max_tokens, now=now)
+            block = client.context(conv.user_id, q.text, max_tokens=max_tokens, now=q.at(now))
             sizes.append(len(block))
             plain = _bm25_block(graph.search_episodes(conv.user_id, q.text, 40, field="text"),
                                 max_tokens * 4)

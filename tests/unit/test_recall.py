@@ -206,3 +206,40 @@ def test_a_turn_replies_to_someone_elses_turn_before_it() -> None:
             turn("I like jazz."), turn("I like hiking."), turn("Nice!", role="assistant")]
     assert [replied_to(chat, i) for i in range(len(chat))] == [
         None, "Did you run?", "Yes, last Sunday.", None, "I like hiking."]
+
+
+def test_what_was_said_when_the_question_says_comes_first() -> None:
+    from datetime import timedelta
+
+    from memq.pipeline.rules_en import question_window
+
+    asked = datetime(2023, 7, 1, 13, 38, tzinfo=UTC)  # a Saturday
+    then = asked - timedelta(days=14)
+    near = Candidate(replace(_hit("then"), event_at=then), lexical=8.0)
+    other = Candidate(replace(_hit("other"), event_at=asked - timedelta(days=60)), lexical=9.0)
+    window = question_window("I mentioned a sports event two weeks ago. What was it?", asked)
+    assert window is not None and window[0] <= then < window[1]
+    assert _ids(fuse([near, other], [], 2, window=window)) == ["then", "other"]
+    assert _ids(fuse([near, other], [], 2)) == ["other", "then"]  # no time named: BM25's order
+
+
+def test_the_times_a_question_names() -> None:
+    from memq.pipeline.rules_en import question_window
+
+    asked = datetime(2023, 7, 1, 13, 38, tzinfo=UTC)  # a Saturday
+
+    def days(q: str) -> tuple[str, str] | None:
+        w = question_window(q, asked)
+        return None if w is None else (w[0].date().isoformat(), w[1].date().isoformat())
+
+    assert days("What did Audrey eat on October 24, 2023?") == ("2023-10-23", "2023-10-26")
+    assert days("What did she do on 3 July, 2023?") == ("2023-07-02", "2023-07-05")
+    assert days("the Monday before July 24, 2023") == ("2023-07-17", "2023-07-26")
+    assert days("the workshop she signed up for in May 2023") == ("2023-05-01", "2023-06-01")
+    assert days("what did I do last month?") == ("2023-06-01", "2023-07-01")
+    assert days("last week?") == ("2023-06-19", "2023-06-26")
+    assert days("last weekend") == ("2023-06-24", "2023-06-26")  # said on a weekend
+    assert days("what did I buy last Friday?") == ("2023-06-30", "2023-07-01")
+    assert days("three days ago") == ("2023-06-27", "2023-06-29")
+    assert days("February 30, 2023") is None  # no such day
+    assert days("What is my job?") is None
