@@ -68,6 +68,7 @@ app.conf.beat_schedule = beat_schedule()
 @worker_process_init.connect
 def _init_process(**_: object) -> None:
     wiring.configure_logging()
+    wiring.one_blas_thread()
     # each process that runs tasks (prefork's children, or solo's one) loads its own model
     # and driver; the first to rehearse also plans Neo4j's statements for every other
     _warm_in_background("pool process")

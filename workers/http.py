@@ -238,6 +238,7 @@ Sender = Annotated[Caller, Depends(_need("read", "write"))]  # a writer waits on
 
 def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     settings = wiring.settings()
+    wiring.one_blas_thread()  # search's small matrix products (wiring.one_blas_thread)
     auth_on = settings.auth == "on"
     app = FastAPI(title="memq", version=_version(),
                   description="Long-term memory for AI agents: enqueue turns, read memories. "

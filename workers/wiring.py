@@ -240,6 +240,18 @@ def ports_for(user_id: str) -> Ports:
     return ports_at(user_id, shard_map().of(user_id))
 
 
+def one_blas_thread() -> None:
+    """numpy's BLAS on one thread in this process. memq's matrix products are small (a drain
+    round's 25 x 384 vectors against a user's 300); OpenBLAS's second thread spun after each
+    one: 21.9 ms of CPU for a product that takes 0.34 ms on one thread, and a core taken from
+    Neo4j and Chroma. LoCoMo dev, bench compare at 0 ms (one user, one worker, two A/B pairs):
+    the workers' CPU 11.4 -> 9.5 and 12.5 -> 10.4 ms per turn, all processes 15.0 -> 12.5 and
+    15.9 -> 13.4. Workers and ``memq serve`` call it; an agent's own process is left alone."""
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def configure_logging(level: str | None = None, *, json_logs: bool | None = None) -> None:
     """structlog with context variables (every task binds stage, user and delivery ids), to
     stderr, one line per event; JSON with MEMQ_LOG_FORMAT=json. Libraries that log request
