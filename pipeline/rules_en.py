@@ -470,6 +470,13 @@ _THEIR_PLAN = re.compile(r"(?:is|are|was|were) (?:thinking|planning|considering|
                          r"|about to|trying to)\b|(?:wants?|hopes?|plans?) to\b")
 
 
+def _phrase(raw: str, at_least: int = 2) -> str | None:
+    """What a statement's form leaves to say, in the third person: cut where the reader cuts,
+    before a pronoun pointing back after "and", "this X" as "a X"; None if it names nothing."""
+    rest = _indefinite(_undangled(_CUT.sub("", raw).strip(" ,.")).strip(" ,."))
+    return third_person(rest) if _names_something(rest, at_least=at_least) else None
+
+
 # "My plan for now is to expand my brand worldwide", "my dream is to open a bakery": an aim
 _AIM = re.compile(r"^[Mm]y (?P<what>(?:(?:main|biggest|big|next|current|ultimate|long-term|new)"
                   r" )?(?:plan|goal|dream|aim|hope|mission))(?: (?:for now|right now|now|for"
@@ -480,12 +487,8 @@ _AIM = re.compile(r"^[Mm]y (?P<what>(?:(?:main|biggest|big|next|current|ultimate
 def _aim(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "My plan for now is to expand my brand" -> "The user's plan is to expand their
     brand." """
-    if not (m := _AIM.match(clause)):
+    if not (m := _AIM.match(clause)) or (said := _phrase(m["rest"])) is None:
         return None
-    rest = _indefinite(_CUT.sub("", m["rest"]).strip(" ,."))
-    if not _names_something(rest, at_least=2):
-        return None
-    said = third_person(rest)
     return SelfStatement(Kind.EVENT, "plans", f"to {said}"[:MAX_OBJECT],
                          _dated(f"The user's {m['what']} is to {said}.", when))
 
@@ -501,12 +504,9 @@ _HARD = re.compile(r"^(?P<what>[A-Za-z]\w+ing\b[^,]+?) (?:has been|was"
 def _hard(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "Finding balance has been challenging" -> "The user finds finding balance
     challenging." """
-    if not (m := _HARD.match(clause)):
+    if not (m := _HARD.match(clause)) or (said := _phrase(m["what"])) is None:
         return None
-    what = _undangled(_CUT.sub("", m["what"]).strip(" ,."))
-    if not _names_something(what, at_least=2):
-        return None
-    said = third_person(what[0].lower() + what[1:])
+    said = said[0].lower() + said[1:]
     return SelfStatement(Kind.FACT, "finds", f"{said} {m['how']}"[:MAX_OBJECT],
                          _dated(f"The user finds {said} {m['how']}.", when))
 
@@ -533,12 +533,8 @@ def _meet(clause: str, when: datetime | None) -> SelfStatement | None:
 
 def _doing(clause: str, when: datetime | None) -> SelfStatement | None:
     """ "I'm currently on the hunt for a new job" -> "The user is on the hunt for a new job." """
-    if not (m := _DOING.match(clause)):
+    if not (m := _DOING.match(clause)) or (said := _phrase(m["rest"])) is None:
         return None
-    rest = _indefinite(_undangled(_CUT.sub("", m["rest"]).strip(" ,.")).strip(" ,."))
-    if not _names_something(rest, at_least=2):
-        return None
-    said = third_person(rest)
     return SelfStatement(Kind.FACT, "does", said[:MAX_OBJECT],
                          _dated(f"The user is {said}.", when))
 
