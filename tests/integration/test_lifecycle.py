@@ -106,7 +106,8 @@ def test_expiry_by_kind(user_id: str) -> None:
 
 
 def test_consolidation_needs_three_and_runs_once(user_id: str) -> None:
-    _ingest(user_id, "Went for a long run by the river this morning.",
+    # (turns the rules read nothing in: a diary's "Went for …" is a memory of its own)
+    _ingest(user_id, "Long run by the river this morning, felt great.",
             "Baked sourdough bread today.",
             "Another long run by the river this morning.",
             "Baked another sourdough loaf today.",
