@@ -225,7 +225,8 @@ RULES: tuple[Rule, ...] = (
     _rule(r"(?P<obj>[\w' -]+?) (?:is|are) my go-to(?: .*)?", _R, "prefers",
           "The user prefers {obj}.", 0.85, 0.6, reject=r"(?:it|this|that|which|what)$"),
     _rule(r"I(?:'m| am| just turned| turned) (?P<obj>\d{1,2})(?: years? old)?(?: (?:now|today|this"
-          r" year|last \w+))?", _P, "age", "The user is {obj} years old.", 0.85, 0.6),
+          r" year|last \w+))?(?:(?:,| and| so| but) .*)?", _P, "age",
+          "The user is {obj} years old.", 0.85, 0.6),
     _rule(r"(?:please )?keep (?:it|things|them) (?P<obj>short|brief|concise|simple)(?: .*)?",
           _I, "answer_style", "The user wants {obj} answers.", 0.85, 0.9),
     _rule(r"(?:I'm|I am) (?:an?|the) (?P<role>[a-z][\w -]*?) (?:at|for|with) "

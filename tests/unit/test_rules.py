@@ -465,3 +465,16 @@ def test_general_phenomena(said: str, triples: str) -> None:
 ])
 def test_chit_chat_near_the_new_patterns_yields_nothing(chat: str) -> None:
     assert _triples(chat) == []
+
+
+@pytest.mark.parametrize(("said", "age"), [
+    ("I'm 32, so I'm in my 30s.", "32"), ("I am 45 years old and looking to retire.", "45"),
+    ("I'm 28 and just started a new job.", "28"), ("I just turned 40!", "40")])
+def test_an_age_said_with_more_after_it(said: str, age: str) -> None:
+    ages = [m for m in extract(said) if m.triples and m.triples[0].predicate == "age"]
+    assert [m.triples[0].object for m in ages] == [age]
+
+
+@pytest.mark.parametrize("said", ["I'm 5 minutes away, see you soon.", "I'm 2 for 2 today."])
+def test_a_number_that_is_no_age(said: str) -> None:
+    assert not [m for m in extract(said) if m.triples and m.triples[0].predicate == "age"]
