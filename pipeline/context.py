@@ -2,9 +2,11 @@
 
 Only what the search ranked for the query (never every fact of the user): the memories among
 the hits, what is current apart from what is no longer true, then the raw turns, most
-relevant first, each with its date and who said it, and the end of the turn before it for
-the best three (an answer is often a reply; the whole turn before, a long answer of the
-assistant's, crowded the budget). Cut to the budget at line ends: ~4 characters a token.
+relevant first, each with its date and who said it (and the dates its "last week" or
+"yesterday" meant: a reader of an old message cannot work them out), and the end of the turn
+before it for the best three (an answer is often a reply; the whole turn before, a long answer
+of the assistant's, crowded the budget). Cut to the budget at line ends: ~4 characters a
+token.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memq.pipeline.ports import Hit
+from memq.pipeline.rules_en import date_notes
 
 CHARS_PER_TOKEN = 4
 BEFORE_TOP = 3  # the turn before is shown for the best turns only
@@ -23,13 +26,16 @@ def _day(value: datetime) -> str:
     return f"{value.day} {value:%b %Y}"  # "8 May 2023": as people (and questions) say dates
 
 
-def turn_line(hit: Hit, last: int | None = None) -> str:
+def turn_line(hit: Hit, last: int | None = None, *, dates: bool = True) -> str:
     """A turn, dated and named; ``last``: only its last characters (where a reply's question
-    is), marked as cut."""
+    is), marked as cut; ``dates``: each time it names relative to its day, with the date it
+    meant ("(last week = the week before 9 Jun 2023)")."""
     text = hit.content
     if last is not None and len(text) > last:
         text = "…" + text[-last:]
-    return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {text}"
+    notes = date_notes(text, hit.event_at) if dates else []
+    meant = f" ({'; '.join(notes)})" if notes else ""
+    return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {text}{meant}"
 
 
 def render_context(hits: Sequence[Hit], max_tokens: int, *,

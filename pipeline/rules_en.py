@@ -212,41 +212,56 @@ def time_last(clause: str) -> str:
     return f"{rest[:said].rstrip(' ,')} {when}{rest[said:]}"
 
 
+def _absolute(m: re.Match[str], when: datetime) -> str:
+    """One match of _RELATIVE, said at ``when``, in absolute words ("on 8 June 2023")."""
+    rel = m["rel"].casefold()
+    if m["unit"]:
+        return f"{m['n']} {m['unit']} before {_day(when)}"
+    if rel == "yesterday":
+        return f"on {_day(when - timedelta(days=1))}"
+    if rel in ("today", "tonight", "this morning"):
+        return f"on {_day(when)}"
+    if rel == "this month":
+        return f"in {when:%B %Y}"
+    if rel == "this year":
+        return f"in {when.year}"
+    if rel == "last night":
+        return f"on the night of {_day(when - timedelta(days=1))}"
+    which, unit = rel.split()
+    if unit in _DAYS:
+        back = (when.weekday() - _DAYS.index(unit)) % 7 or 7
+        step = timedelta(days=back) if which == "last" else -timedelta(
+            days=(_DAYS.index(unit) - when.weekday()) % 7 or 7)
+        return f"on {_day(when - step)}"
+    if unit == "year":
+        return f"in {when.year - 1 if which == 'last' else when.year + 1}"
+    if unit == "month":
+        month = (when.month - 2) % 12 + 1 if which == "last" else when.month % 12 + 1
+        year = when.year - (which == "last" and when.month == 1) + (
+            which == "next" and when.month == 12)
+        return f"in {datetime(year, month, 1):%B %Y}"
+    return f"the {unit} {'before' if which == 'last' else 'after'} {_day(when)}"
+
+
 def resolve_dates(text: str, when: datetime) -> str:
     """Times relative to when it was said, made absolute, in the words LoCoMo's answers use:
     "last week" said on 9 June 2023 is "the week before 9 June 2023", "yesterday" is "on 8 June
     2023", "last Friday" the date of that Friday, "two months ago" "two months before …"."""
-    def absolute(m: re.Match[str]) -> str:
-        rel = m["rel"].casefold()
-        if m["unit"]:
-            return f"{m['n']} {m['unit']} before {_day(when)}"
-        if rel == "yesterday":
-            return f"on {_day(when - timedelta(days=1))}"
-        if rel in ("today", "tonight", "this morning"):
-            return f"on {_day(when)}"
-        if rel == "this month":
-            return f"in {when:%B %Y}"
-        if rel == "this year":
-            return f"in {when.year}"
-        if rel == "last night":
-            return f"on the night of {_day(when - timedelta(days=1))}"
-        which, unit = rel.split()
-        if unit in _DAYS:
-            back = (when.weekday() - _DAYS.index(unit)) % 7 or 7
-            step = timedelta(days=back) if which == "last" else -timedelta(
-                days=(_DAYS.index(unit) - when.weekday()) % 7 or 7)
-            return f"on {_day(when - step)}"
-        if unit == "year":
-            return f"in {when.year - 1 if which == 'last' else when.year + 1}"
-        if unit == "month":
-            month = (when.month - 2) % 12 + 1 if which == "last" else when.month % 12 + 1
-            year = when.year - (which == "last" and when.month == 1) + (
-                which == "next" and when.month == 12)
-            return f"in {datetime(year, month, 1):%B %Y}"
-        return f"the {unit} {'before' if which == 'last' else 'after'} {_day(when)}"
-
     # "booked a trip for next month": "for July 2023", not "for in July 2023"
-    return re.sub(r"\b(for|by|until|till) (?:in|on) ", r"\1 ", _RELATIVE.sub(absolute, text))
+    return re.sub(r"\b(for|by|until|till) (?:in|on) ", r"\1 ",
+                  _RELATIVE.sub(lambda m: _absolute(m, when), text))
+
+
+def date_notes(text: str, when: datetime) -> list[str]:
+    """Each relative time of ``text`` said at ``when``, with the date it meant ("last week = the
+    week before 9 June 2023", "yesterday = 8 June 2023"): what a reader of an old message needs
+    and cannot work out from the message alone."""
+    notes = []
+    for m in _RELATIVE.finditer(text):
+        note = f"{m[0]} = {re.sub(r'^(?:on|in) ', '', _absolute(m, when))}"
+        if note not in notes:
+            notes.append(note)
+    return notes
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",

@@ -208,7 +208,7 @@ def _bm25_block(hits: Sequence[Any], budget: int) -> str:
     keyword search would put in the prompt."""
     from memq.pipeline.context import turn_line
 
-    lines = [turn_line(h) for h in hits]
+    lines = [turn_line(h, dates=False) for h in hits]  # as said, no dates worked out
     return "\n".join(lines)[:budget]
 
 

@@ -52,3 +52,13 @@ def test_the_turn_before_shows_only_its_end() -> None:
     block = render_context([reply], max_tokens=800, before={"t2": long_answer})
     assert block.splitlines()[-1] == "  (before it) [1 Mar 2026] user: …" + "x" * 185 + (
         " Anything else?")
+
+
+def test_a_turn_shows_the_dates_its_relative_times_meant() -> None:
+    # said on Sunday 1 March 2026
+    block = render_context([_turn("t1", "I started my new job last week, and I met Jo "
+                                        "yesterday.")], max_tokens=800)
+    assert block.splitlines()[-1] == (
+        "- [1 Mar 2026] Maria: I started my new job last week, and I met Jo yesterday. "
+        "(last week = the week before 1 March 2026; yesterday = 28 February 2026)")
+    assert "(" not in render_context([_turn("t1", "I like tea.")], max_tokens=800)
