@@ -11,6 +11,7 @@ token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -20,29 +21,76 @@ from memq.pipeline.rules_en import date_notes
 CHARS_PER_TOKEN = 4
 BEFORE_TOP = 3  # the turn before is shown for the best turns only
 BEFORE_CHARS = 200  # and only its end: the question a reply answers, not a long answer
+# a longer turn shows its sentences that share a word with the query (else its start): one
+# long message must not take the whole budget
+LONG_CHARS = 600
+# a sentence ends at . ! ? or a line end; not at "Dr." and the like, nor inside "3.5" or "e.g."
+_SENTENCE = re.compile(r"(?:[^.!?\n]|(?:(?<=Dr)|(?<=Mr)|(?<=Ms)|(?<=Mrs)|(?<=St)|(?<=vs))\."
+                       r"|\.(?=\w))+(?:[.!?]+|\n|$)")
+_WORD = re.compile(r"\w+")
+# words that ask, not say; and a stem of the first five letters ("doctors" meets "doctor")
+_ASKING = frozenset(_WORD.findall("""what when where who whom whose which why how do does did
+    i me my you your we our he she his her they them their it its is are was were be been can
+    could would should will have has had the a an and or of to in on at for with about any some
+    this that there"""))
 
 
 def _day(value: datetime) -> str:
     return f"{value.day} {value:%b %Y}"  # "8 May 2023": as people (and questions) say dates
 
 
-def turn_line(hit: Hit, last: int | None = None, *, dates: bool = True) -> str:
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(text.casefold()) if w not in _ASKING and len(w) > 2}
+
+
+def excerpt(text: str, query: str | None, limit: int = LONG_CHARS) -> str:
+    """``text`` if it is at most ``limit`` characters; else its sentences that share a word
+    with ``query``, in order, gaps marked "…", within ``limit`` (none shares one: its
+    start)."""
+    if len(text) <= limit:
+        return text
+    wanted = _stems(query or "")
+    picked: list[tuple[int, str]] = []
+    size = 0
+    if wanted:
+        for m in _SENTENCE.finditer(text):
+            sentence = m[0].strip()
+            if sentence and _stems(sentence) & wanted and size + len(sentence) + 2 <= limit:
+                picked.append((m.start(), sentence))
+                size += len(sentence) + 2
+    if not picked:  # its start, to the last sentence end that fits
+        head = text[:limit]
+        cut = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+        return (head[:cut + 1] if cut > limit // 2 else head.rstrip()) + " …"
+    parts, end = [], 0
+    for start, sentence in picked:
+        parts.append(("… " if start > end else "") + sentence)
+        end = start + len(sentence) + 1
+    return " ".join(parts) + (" …" if end < len(text.rstrip()) else "")
+
+
+def turn_line(hit: Hit, last: int | None = None, *, dates: bool = True,
+              query: str | None = None) -> str:
     """A turn, dated and named; ``last``: only its last characters (where a reply's question
-    is), marked as cut; ``dates``: each time it names relative to its day, with the date it
-    meant ("(last week = the week before 9 Jun 2023)")."""
+    is), marked as cut; else, given ``query``, a long turn as its excerpt for it; ``dates``:
+    each time it names relative to its day, with the date it meant ("(last week = the week
+    before 9 June 2023)")."""
     text = hit.content
     if last is not None and len(text) > last:
         text = "…" + text[-last:]
+    elif query is not None:
+        text = excerpt(text, query)
     notes = date_notes(text, hit.event_at) if dates else []
     meant = f" ({'; '.join(notes)})" if notes else ""
     return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {text}{meant}"
 
 
 def render_context(hits: Sequence[Hit], max_tokens: int, *,
-                   before: Mapping[str, Hit] | None = None) -> str:
+                   before: Mapping[str, Hit] | None = None, query: str | None = None) -> str:
     """The block for ``hits`` (a search's list, best first) within ``max_tokens``.
     ``before``: a turn's preceding turn in its session, by the turn's id, shown under it when
-    it is not in the list itself."""
+    it is not in the list itself; ``query``: what a long turn's excerpt is chosen for. A turn
+    that no longer fits makes way for the shorter ones after it."""
     budget = max(0, max_tokens) * CHARS_PER_TOKEN
     lines: list[str] = []
 
@@ -70,8 +118,8 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
                     break
     if turns and put("Past messages, most relevant first:"):
         for n, hit in enumerate(turns):
-            if not put(f"- {turn_line(hit)}"):
-                break
+            if not put(f"- {turn_line(hit, query=query)}"):
+                continue
             prior = (before or {}).get(hit.id) if n < BEFORE_TOP else None
             if prior is not None and prior.id not in listed:
                 put(f"  (before it) {turn_line(prior, BEFORE_CHARS)}")

@@ -221,7 +221,7 @@ class Client:
         hits = self.search(user_id, query, k, now=now or datetime.now(UTC))
         before = wiring.graph_for(user_id).turns_before(
             user_id, [h.id for h in hits if h.type == "episode"])
-        return render_context(hits, max_tokens, before=before)
+        return render_context(hits, max_tokens, before=before, query=query)
 
     def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
         """The user says the memory is wrong: from now on it says ``text`` (the old version

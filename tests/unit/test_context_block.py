@@ -62,3 +62,22 @@ def test_a_turn_shows_the_dates_its_relative_times_meant() -> None:
         "- [1 Mar 2026] Maria: I started my new job last week, and I met Jo yesterday. "
         "(last week = the week before 1 March 2026; yesterday = 28 February 2026)")
     assert "(" not in render_context([_turn("t1", "I like tea.")], max_tokens=800)
+
+
+def test_a_long_turn_shows_its_sentences_about_the_query() -> None:
+    long = _turn("t1", "We planned the trip for weeks. " * 15 + "My doctor, Dr. Patel, says "
+                 "the nasal spray helps. " + "The beach was lovely. " * 20)
+    block = render_context([long], max_tokens=800, query="Which doctors did I visit?")
+    assert block.splitlines()[-1] == (
+        "- [1 Mar 2026] Maria: … My doctor, Dr. Patel, says the nasal spray helps. …")
+    # no sentence about it: the turn's start, marked as cut
+    other = render_context([long], max_tokens=800, query="What car do I drive?")
+    assert other.splitlines()[-1].endswith("The beach was lovely. …")
+    assert len(other.splitlines()[-1]) < 700
+
+
+def test_a_turn_that_does_not_fit_makes_way_for_shorter_ones() -> None:
+    hits = [_turn("t1", "I adore hiking. " * 12), _turn("t2", "x" * 500),
+            _turn("t3", "I live in Porto.")]
+    block = render_context(hits, max_tokens=100)
+    assert "I live in Porto." in block and "xxx" not in block and len(block) <= 400
