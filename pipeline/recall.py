@@ -71,8 +71,10 @@ class Weights:
     # a profile (consolidation: one person's topic over the sessions) gains this share of its
     # members' scores (in the pool): a question its members answer in parts is the profile's.
     # LoCoMo dev, recall@10 before / after the job, one run: 0.702 -> 0.716, multi-hop 0.409 ->
-    # 0.418 (on stored signals: 0.1 gained nothing, 0.5 a little less than 0.3)
-    member: float = 0.3
+    # 0.418 (on stored signals: 0.1 gained nothing, 0.5 a little less than 0.3). Off since
+    # turns gain from the memories drawn from them (``source``): on stored signals LoCoMo dev
+    # 0.736 at 0, 0.733 at 0.3; LongMemEval dev @5 0.786 at 0, 0.718 at 0.3 (@10 0.893 both)
+    member: float = 0.0
     # what was said in the span of time the question names ("on October 24, 2023", "in May
     # 2023", "two weeks ago": rules_en.question_window) weighs this much more. LoCoMo dev
     # (90 of 776 questions name a date), recall@10 after consolidation, one run: 0.720 at 0,
