@@ -76,12 +76,13 @@ _CUT = re.compile(r"[，,。；;！!？?、]|(?:之后|以后|后)(?=[，,]|$)|�
 _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|辆|一台|台|一部|部(?=[A-Za-z\d])"
                    rf"|个|一个|块|一块|二手的?|新的|一名|名|干|\d{{4}}年(?:款|产)?的?)+")
 _TAIL = re.compile(r"(?:了|上|(?<=[^\s]{2})里|那边|这边|那里|这里|之后|以后|后|去|(?<![未蔚])来"
-                   r"|啦|呢|吧|的"
+                   r"|啦|呢|吧|的|哈|哦|呀|嘛|咯"
                    r"|工作|上班|住|通勤"
                    r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
                    r"|安顿)+$")
 # "Python 3.8 写的"
-_TOOL_TAIL = re.compile(r"(?:(?<=[\sA-Za-z0-9])|来)(?:写|记|编排|管理|跑|搭)的?$")
+_TOOL_TAIL = re.compile(r"(?:(?<=[\sA-Za-z0-9])|来)(?:写|记|编排|管理|跑|搭)的?$"
+                       r"|(?<=银行|工行|建行|农行|中行|交行|招行)(?:办|办理|开)的?$")
 _TOOL_USE = re.compile(r"(?<=[A-Za-z0-9+#.])\s*(?:来|统一|一起)?(?:写|记|存|编排|管理|跑|搭|做"
                        r"|开|画"
                        r"|开发)[\u4e00-\u9fff]{0,4}$")
@@ -93,8 +94,8 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|来了"
            r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
            r"|入坑|统一改|全部改|都改"
-           r"|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到"
-           r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上"
+           r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到"
+           r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上|全员上|全员用"
            r"|上了(?=\s*[A-Za-z])"
            r"|全面拥抱|拥抱|替换成|替换为|换上|用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
            r"|搬家到|搬家去|回(?:到)?老家|搬回老家|全搬上|搬上|调去|派到|轮转到|提拔为|提为|现任"
@@ -102,7 +103,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
            r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到"
-           r"|落户(?:到|在)?)了?")
+           r"|落户(?:到|在)?|润到|润去|转投|喜提|熬成|熬到|\s*(?:→|->|=>)\s*)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -112,11 +113,12 @@ _OLD = [  # where a change names the value it ends; the first that matches
                r"|离开了?)(?P<old>[^，,。了]+)"),
     re.compile(r"(?P<old>[^，,。]+?)(?:那套|那个|这套)?(?:我们|我)?(?:已经|上个月|上周|去年|早就|就"
                r"|都)*"
-               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了)"),
+               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了|退役了?)"),
     re.compile(r"(?:以前|原来|之前|以往)(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
     re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:替换|换|切换|迁移|升级|取代|干掉|下掉)"),
     re.compile(r"(?:自|从)(?P<old>[^，,。]+?)(?:离职|辞职|出来)"),
     re.compile(r"不(?:当|做|干)(?P<old>[^，,。了]+)了"),
+    re.compile(r"(?P<old>[^，,。→>]+?)\s*(?:→|->|=>)"),  # "武汉→长沙"
 ]
 # an old value named as given up, anywhere in the sentence ("新项目改用 UE5 了，不再用 Unity")
 _GIVEN_UP = (_OLD[2], _OLD[3], _OLD[5])
@@ -149,6 +151,8 @@ class _Slot:
 
 
 _V = r"(?P<obj>[^，,。；;！!？?]+)"
+# what one studies for, not what: 读研, 读大二
+_STUDY_LEVEL = r"研|博|本科|大[一二三四]|高[一二三]|初[一二三]|书|硕士|博士|研究生"
 _ROLE_WORD = (r"(?:工程师|经理|负责人|总监|主管|研究员|设计师|分析师|架构师|SRE|开发|测试|运营|产品"
               r"|策划"
               r"|算法|老师|医生|律师|会计|顾问|专员|助理|组长|主任|CTO|CEO|PM|[Ll]ead|TL|Engineer"
@@ -180,7 +184,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|(?<![个几多些])人在"
-          r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
+          r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|润到|润去|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
           r"新家(?:在|是){V}",
           r"(?<=[我的])家在{V}", r"家(?:也|就|还|已经)?在{V}",
@@ -193,6 +197,15 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
           r"(?:组|团队|部门)(?:是|叫)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|科))",
           r"(?:所在的是|在|属于){V}"),
+    _slot("studies_at", Kind.PROFILE, "用户在{obj}读书。",
+          r"读(?:研|博|本科|大[一二三四]|高[一二三]|初[一二三]|硕士|博士|研究生)|就读|念书|上学|求学"
+          r"|转学|考上|考进|上岸|在[^，,]{2,10}?(?:读|念)",
+          r"在{V}(?:读|念|上学|求学)",
+          r"(?:就读于|考上了?|考进了?|转学到了?|转学去了?|上岸了?){V}"),
+    _slot("major", Kind.PROFILE, "用户的专业是{obj}。",
+          rf"专业|主修|读的是|学的是|在[^，,]{{2,10}}?读(?!{_STUDY_LEVEL})",
+          r"专业(?:是|为|就是)?{V}", r"(?:读的是|学的是|主修){V}",
+          rf"在[^，,。]{{2,10}}?读(?!{_STUDY_LEVEL}){{V}}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
           r"|在[^，,]{2,16}?(?:做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊|开车"
@@ -200,8 +213,9 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"|就职于|任职于|供职于"
           r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
-          r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用",
+          r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用|的(?:正式)?员工",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
+          r"是(?P<obj>[^，,。的]{2,16})的(?:正式)?员工",
           r"(?:就职于|任职于|供职于){V}",
           r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务|执业|出诊|开车|开货车|送快递"
           r"|送外卖|跑单)", r"^在{V}",
@@ -213,10 +227,10 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:现任|提拔为|提为|升为|任命为|升任|当上了?|升成了?)\s*{V}",
           rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD})"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
-          rf"车|开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}",
+          rf"车(?!险|贷)|开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}",
           r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
     _slot("uses", Kind.FACT, "用户使用{obj}。",
-          r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|主库|框架|编辑器|IDE|手机|电脑|云服务"
+          r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|主库|框架|编辑器|IDE|手机|电脑|云服务|主力机"
           r"|戴的是|戴着"
           r"|CI\b|系统"
           r"|工具",
@@ -224,13 +238,15 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:用的是|一直用的|一直在用|一直用|在用|使用|用的|戴的是|戴着){V}",
           r"(?:统一|都|全部|开始|主要|基本)用{V}",
           r"(?:都|全|全部|统一)(?:放|存)(?:在|到)?{V}",
-          r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具)(?:统一|还|一直"
+          r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具|主力机)(?:统一|还|一直"
           r"|都)*是{V}",
           r"(?<=[记写存画剪聊跑做通公享])[\u4e00-\u9fff]{0,3}用{V}",
           r"用(?P<obj>\s*[A-Za-z][^，,。]*)",
           r"一直在{V}", _JOB_USES),
 )
-_WORK, _ROLE = _SLOTS[3], _SLOTS[4]
+_WORK, _ROLE, _SCHOOL, _MAJOR = (next(s for s in _SLOTS if s.predicate == p)
+                                 for p in ("works_at", "role", "studies_at", "major"))
+_PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
 def _clean(value: str, predicate: str) -> str:
@@ -241,6 +257,8 @@ def _clean(value: str, predicate: str) -> str:
         value = _TAIL.sub("", _LEAD.sub("", value.strip())).strip()
         if predicate == "lives_in":
             value = _LEAD_PLACE.sub("", value)
+    if predicate == "major":
+        value = re.sub(r"(?:专业|系|方向)$", "", value).strip()
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
         value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
     if predicate == "works_at":  # "Shopee写Go", "字节做推荐": the employer, not the work
@@ -282,13 +300,15 @@ def _state(slot: _Slot, text: str) -> str | None:
 def _valid(value: str | None) -> bool:
     return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
         not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不|[那这](?:套|个|块|摊)"
+                      r"|^(?:成功|失败|完成|顺利)$"
                       r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$"
                       r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$",
                       value or ""))
     # "上海一家医院": no name; "不在那儿": no place
 
 
-_VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新\w{0,2}|一[家个所]\w*|一个多月|那边|这边|老家|公司"
+_VAGUE = re.compile(r"[\u4e00-\u9fff]|这|那|它|新(?!加坡|疆|西兰|乡|竹|北|泽西)\w{0,2}"
+                    r"|一[家个所]\w*|一个多月|那边|这边|老家|公司"
                     r"|房子|新房|手机|电脑|工作|电车|油车"
                     r"|单位"
                     r"|这里|那里|家里")
@@ -303,6 +323,8 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
                  rf"|调成[^，,。]*{_ROLE_WORD}",
                  text, re.I):
         return _ROLE
+    if _STUDYING.search(text):  # "转学去了多伦多大学": a school, not a workplace
+        return _SCHOOL
     if _TO_PLACE_OF_WORK.search(text):  # "调到育才中学教初一了": a workplace, not a team
         return _WORK
     found = next((s for s in _SLOTS if s.cue.search(text) and not (
@@ -318,6 +340,7 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     return found
 
 
+_STUDYING = re.compile(r"转学|就读|读(?:研|博|本科|大[一二三四])|考上|考进|上岸")
 _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,。]{1,10}?(?:中学|小学|大学"
                                r"|学校"
                                r"|幼儿园"
@@ -370,7 +393,9 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
                 part) or (beside_change and _STILL.search(part)):
             continue
         own = _slot_of(part, known=False) or slot
-        for s in ((_WORK, _ROLE) if own in (_WORK, _ROLE) else (own,)):
+        if own is _SLOTS[0] and slot is _SLOTS[-1]:
+            own = slot  # "线上数据库用的是 MySQL": a tool production uses, not runs on
+        for s in next((pair for pair in _PAIRS if own in pair), (own,)):
             if any(f.predicate == s.predicate for f in found):
                 continue
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
@@ -400,7 +425,7 @@ def _old_value(slot: _Slot, text: str, old: str | None, new: str,
                verb: re.Match[str] | None) -> str | None:
     value = _clean(old, slot.predicate) if old else None
     if value is not None and (not value or value.casefold() == new.casefold() or re.search(
-            r"生产环境|数据库|服务器|线上|公司|这块|那套|云服务", value)):
+            r"生产环境|数据库|服务器|线上|公司|这块|那套|云服务|^(?:旧|老)(?:的|$)", value)):
         value = None  # the 把-object was the topic, not the old value
     if value is not None and any(j.cue.fullmatch(value) for j in tools.jobs()):
         value = None  # "把输入法换成微信输入法": the job named

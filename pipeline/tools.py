@@ -39,7 +39,8 @@ INFRA = frozenset({"cloud", "operating_system", "container"})
 # jobs of tools that production does not run on (a sentence about them is about a tool)
 NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
                        "project_management", "crm", "pos", "phone", "computer", "editor",
-                       "browser", "design", "email", "ci", "monitoring"})
+                       "browser", "design", "email", "ci", "monitoring", "database", "cache",
+                       "message_queue"})
 
 
 def predicate(job: str) -> str:

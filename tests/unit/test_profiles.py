@@ -134,14 +134,17 @@ def _hit(hid: str, kind: str) -> Hit:
                event_at=T0, created_at=T0, source_turn_ids=[])
 
 
-def test_search_lifts_a_profile_by_its_members_found() -> None:
+def test_search_lifts_a_profile_by_its_members_found_when_weighed() -> None:
+    # off by default (recall.Weights.member: turns gain from their memories instead)
+    weights = recall.Weights(member=0.3)
     members = [recall.Candidate(_hit(m, "memory"), lexical=4.0, dense=0.6) for m in ("m1", "m2")]
     turns = [recall.Candidate(_hit(f"t{i}", "episode"), lexical=5.0, dense=0.62)
              for i in range(3)]
     profile = recall.Candidate(_hit("p", "memory"), lexical=3.0, dense=0.58,
                                members=("m1", "m2"))
     alone = recall.Candidate(_hit("p", "memory"), lexical=3.0, dense=0.58)
-    lifted = [h.id for h in recall.fuse([*turns], [*members, profile], 6)]
-    plain = [h.id for h in recall.fuse([*turns], [*members, alone], 6)]
+    lifted = [h.id for h in recall.fuse([*turns], [*members, profile], 6, weights=weights)]
+    plain = [h.id for h in recall.fuse([*turns], [*members, alone], 6, weights=weights)]
+    assert [h.id for h in recall.fuse([*turns], [*members, profile], 6)] == plain
     assert lifted.index("p") < plain.index("p")
     assert lifted[0] == "p"  # its two members' evidence in one place

@@ -44,6 +44,15 @@ def said(text: str) -> list[tuple[str, str, str | None]]:
     ("今年秋天调到育才中学教初一了", [("works_at", "育才中学", None)]),
     ("现在已经是 macOS Sonoma 了", [("uses", "macOS Sonoma", None)]),
     ("电池最后没换，双十一直接入了台小米14", [("uses", "小米14", None)]),  # the battery's "没换"
+    ("武汉→长沙，上周搬完，累瘫", [("lives_in", "长沙", "武汉")]),  # an arrow
+    ("钉钉已经退役，现在全员上企业微信", [("uses", "企业微信", "钉钉")]),
+    ("组里全面转向 Go 了，新服务都用Go写", [("uses", "Go", None)]),
+    ("润到成都了，北京的房子已经退租", [("lives_in", "成都", None)]),
+    ("转学去了多伦多大学，手续上学期就办完了", [("studies_at", "多伦多大学", None)]),
+    ("俺已经入职小米了哈", [("works_at", "小米", None)]),  # a tone particle ends the value
+    ("人已经到新加坡了哈哈", [("lives_in", "新加坡", None)]),  # 新加坡 is no "new" anything
+    ("今年续保没续人保，转投平安了", [("uses", "平安", None)]),
+    ("入手了华为Mate 60 Pro，旧的挂闲鱼卖掉了", [("uses", "华为Mate 60 Pro", None)]),
 ])
 def test_a_change_names_the_new_value_and_the_old(
         text: str, expected: list[tuple[str, str, str | None]]) -> None:
@@ -78,6 +87,15 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
      [("production_environment", "IDC机房的物理机", None)]),
     ("我写代码一直用IntelliJ IDEA，虽然吃内存但是Java开发离不开它",
      [("uses", "IntelliJ IDEA", None)]),  # 但是 is no role's 是
+    ("我在复旦读研，读的是新闻传播", [("studies_at", "复旦", None), ("major", "新闻传播", None)]),
+    ("我在浙大读计算机，大一", [("studies_at", "浙大", None), ("major", "计算机", None)]),
+    ("我专业是土木工程", [("major", "土木工程", None)]),
+    ("我用 Notion 记读书笔记", [("uses", "Notion", None)]),  # 读书 names no school
+    ("我们线上数据库用的是 MySQL 5.7", [("uses", "MySQL 5.7", None)]),  # a tool, not a host
+    ("我的工资卡是工商银行的", [("uses", "工商银行", None)]),
+    ("我房贷是在建设银行办的", [("uses", "建设银行", None)]),
+    ("我买的车险是人保的", [("uses", "人保", None)]),  # 车险 is no car
+    ("现在是微软的员工啦", [("works_at", "微软", None)]),
 ])
 def test_a_plain_statement_of_a_value(text: str,
                                       expected: list[tuple[str, str, str | None]]) -> None:
@@ -140,6 +158,7 @@ def _followed(case: dict[str, object]) -> bool:
     ("zh_changes_dev4.jsonl", 0.85, 0.95),  # chatty
     ("zh_changes_dev5.jsonl", 0.75, 0.95),  # everyday life, dialect
     ("zh_changes_dev6.jsonl", 0.65, 0.9),  # twelve voices
+    ("zh_changes_dev7.jsonl", 0.6, 0.85),  # schools, banks, slang; first read 19/46, 11/14
 ])
 def test_the_development_sets_stay_followed(name: str, changes: float,
                                             non_changes: float) -> None:
