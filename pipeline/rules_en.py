@@ -46,7 +46,8 @@ _CLASSES = {
         helped passed earned booked explored discovered posted shared saw noticed restored
         fixed repaired rehearsed experimented joined used held threw arranged scored landed
         accepted switched upgraded renovated redecorated remodeled adopted reached reconnected
-        struggled bonded streamed"""),
+        struggled bonded streamed replaced installed purchased ordered renewed enrolled
+        registered subscribed"""),
     "does": (Kind.FACT, """experimenting focusing looking restoring fixing rehearsing
         start join get buy adopt work live play learn volunteer attend
         run read write paint cook bake travel hike camp practice train teach study try
@@ -79,7 +80,11 @@ _CUT = re.compile(r",? (?:but|because|since|(?-i:so)|which|though|although|and t
                   r"|and they|and I'm|and I am|and I feel|and wow|and oh)\b.*$|[;!?].*$|:\s.*$"
                   r"|\s-\s.*$|\s*[–—].*$|\s*\[.*$"
                   r"|,\s+(?:it|that|this|they|he|she)(?:'s|'re|\s+[a-z]+)\b.*$"
-                  r"|,\s+(?:especially|particularly|and now)\b.*$|\s+as well$",
+                  r"|,\s+(?:especially|particularly|and now)\b.*$|\s+as well$"
+                  # "and found that turbinado adds …", "25 rare coins that I need to store …"
+                  r"|,? and (?:found|realized|realised|noticed|learned|discovered) that\b.*$"
+                  r"|\s+that I(?:'ll| will| need| want| have to| plan| hope| am going| was going)"
+                  r"\b.*$",
                   re.I)
 # a demonstrative before a noun points at a photo or a thing just named: "bought this candle"
 # is "bought a candle" ("that" is left: "learned that patience matters" is no demonstrative)

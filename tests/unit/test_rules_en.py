@@ -204,6 +204,13 @@ def test_a_fixed_rule_keeps_its_slot() -> None:
      "Calvin visited their mom's house in May 2023."),
     ("Yeah, Dave, I had an amazing drive one summer day.",
      "Calvin had an amazing drive one summer day."),
+    # what follows and is not the statement: a finding, a relative clause of intent
+    ("I've been experimenting with different types of sugar and found that turbinado adds a "
+     "richer flavor.", "Calvin has been experimenting with different types of sugar."),
+    ("I actually have 25 rare coins that I need to store safely.",
+     "Calvin actually has 25 rare coins."),
+    ("I replaced the chain on my bike last week.",
+     "Calvin replaced the chain on their bike the week before 9 June 2023."),
 ])
 def test_times_said_first_news_and_plans(said: str, content: str) -> None:
     turn = Turn(turn_id="D1:3", role="user", speaker="Calvin", timestamp=FRIDAY, content=said)
