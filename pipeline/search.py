@@ -90,4 +90,4 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
         for m in found.values()]
     return recall.fuse_explained(episodes, memories, k, superseded=superseded,
                                  past=recall.asks_about_past(query),
-                                 window=rules_en.question_window(query, now))
+                                 window=rules_en.question_window(query, now), query=query)

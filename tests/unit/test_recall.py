@@ -14,6 +14,7 @@ from memq.pipeline.recall import (
     episode_text,
     fuse,
     lucene_query,
+    named_speakers,
     neighbors,
     replied_to,
     search_text,
@@ -125,6 +126,17 @@ def test_a_turn_rises_with_the_meaning_of_a_memory_drawn_from_it() -> None:
     # a memory found by its words only lends nothing
     lexical_only = _mem("m", lexical=9.0, ref="s/restated")
     assert _ids(fuse(eps, [lexical_only], k=4))[:2] == ["plain", "restated"]
+
+
+def test_the_one_person_the_question_names_comes_before_the_other_speaker() -> None:
+    evan = Candidate(replace(_hit("evan", ref="s/evan"), speaker="Evan"), lexical=4.0,
+                     dense=0.5)
+    sam = Candidate(replace(_hit("sam", ref="s/sam"), speaker="Sam"), lexical=4.2, dense=0.5)
+    assert _ids(fuse([evan, sam], [], k=2)) == ["sam", "evan"]  # no question given
+    assert _ids(fuse([evan, sam], [], k=2, query="What car does Evan drive?")) == ["evan", "sam"]
+    # two named: neither is the other speaker
+    assert _ids(fuse([evan, sam], [], k=2, query="Did Evan drive Sam home?")) == ["sam", "evan"]
+    assert named_speakers("what does evan drive", {"Evan", "Sam", None}) == {"Evan"}
 
 
 def test_superseded_comes_after_current_unless_the_past_is_asked_for() -> None:
