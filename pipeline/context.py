@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memq.pipeline.ports import Hit
+from memq.pipeline.recall import QUERY_STOP
 from memq.pipeline.rules_en import date_notes
 
 CHARS_PER_TOKEN = 4
@@ -28,11 +29,10 @@ LONG_CHARS = 600
 _SENTENCE = re.compile(r"(?:[^.!?\n]|(?:(?<=Dr)|(?<=Mr)|(?<=Ms)|(?<=Mrs)|(?<=St)|(?<=vs))\."
                        r"|\.(?=\w))+(?:[.!?]+|\n|$)")
 _WORD = re.compile(r"\w+")
-# words that ask, not say; and a stem of the first five letters ("doctors" meets "doctor")
-_ASKING = frozenset(_WORD.findall("""what when where who whom whose which why how do does did
-    i me my you your we our he she his her they them their it its is are was were be been can
-    could would should will have has had the a an and or of to in on at for with about any some
-    this that there"""))
+# words that ask, not say (search's own, and the words every sentence has); a stem is a word's
+# first five letters ("doctors" meets "doctor")
+_ASKING = QUERY_STOP | frozenset(_WORD.findall("""it is are be the a an and or of to in on at
+    for with this that there"""))
 
 
 def _day(value: datetime) -> str:
