@@ -53,6 +53,11 @@ def said(text: str) -> list[tuple[str, str, str | None]]:
     ("人已经到新加坡了哈哈", [("lives_in", "新加坡", None)]),  # 新加坡 is no "new" anything
     ("今年续保没续人保，转投平安了", [("uses", "平安", None)]),
     ("入手了华为Mate 60 Pro，旧的挂闲鱼卖掉了", [("uses", "华为Mate 60 Pro", None)]),
+    ("本人已于本月迁居至苏州工业园区，特此告知", [("lives_in", "苏州工业园区", None)]),
+    ("原来住滨江，现在住余杭未来科技城，公司搬过去了我也跟着搬",  # "我也跟着搬" is no place
+     [("lives_in", "余杭未来科技城", "滨江")]),
+    ("作品集网站上个月换到 Vercel 托管了", [("uses", "Vercel", None)]),
+    ("积分那个项目做完之后我被提成了产品总监", [("role", "产品总监", None)]),
 ])
 def test_a_change_names_the_new_value_and_the_old(
         text: str, expected: list[tuple[str, str, str | None]]) -> None:
