@@ -218,7 +218,8 @@ class Signals:
     lexical_part: float  # Weights.lexical x BM25 / the pool's best
     dense_part: float  # (1 - Weights.lexical) x cosine stretched over the pool's range
     factor: float  # decay x confidence, superseded, past, assistant, date: all multiplied
-    neighbor: float  # added for strong turns next to it (a profile: its members found)
+    neighbor: float  # added for strong turns next to it and the memories drawn from it (a
+    # profile: its members found)
     score: float
 
 
