@@ -39,6 +39,9 @@ class Prepared(BaseModel):
     # plan's own (BatchContext).
     batch_id: str | None = None
     session_id: str | None = None
+    # current memories that, as changes, ended a fact of one of its triples' slots
+    # (StoredMemory.replaces): what makes a late statement of an ended fact history
+    enders: Sequence[StoredMemory] = ()
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class _Planner:
             source_turn_ids=list(cand.source_turn_ids), valid_at=cand.valid_at,
             created_at=ctx.now, updated_at=ctx.now, embedding_model=ctx.model_id,
             scope=cand.scope, session_id=self.session_id, expires_at=cand.expires_at,
+            replaces=list(cand.replaces),
         ).with_changes(**changes)
 
     def _added(self, memory_id: str, vector: Vector) -> None:
@@ -285,6 +289,20 @@ class _Planner:
             return  # applied before: redelivery changes nothing
         self.replaced(p, self._decide(p))
 
+    def _ended(self, p: Prepared) -> tuple[StoredMemory, Triple] | None:
+        """The current memory, newer by event time, whose change ended a fact this candidate
+        states (a statement delivered after the change that ended it: sessions of one user
+        may be applied in any order), and that fact; None when no such change is known."""
+        cand = p.candidate
+        for ender in sorted((self._view(m) for m in p.enders), key=lambda m: (m.valid_at, m.id)):
+            if not ender.is_current or ender.valid_at <= cand.valid_at:
+                continue
+            said = next((t for t in cand.triples for g in ender.replaces if _same_fact(t, g)),
+                        None)
+            if said is not None:
+                return ender, said
+        return None
+
     def _decide(self, p: Prepared) -> str | None:
         """Add, extend, refine, drop or close; the id of the memory that states the candidate
         afterwards (None when it is only history, a late arrival)."""
@@ -301,6 +319,11 @@ class _Planner:
         slot = self._slot(p)
         if slot is not None and slot[1]:
             return self.on_slot(p, *slot)
+        ended = self._ended(p)
+        if ended is not None:  # "uses MySQL" after "switched from MySQL to Postgres" was applied
+            ender, said = ended
+            return self.insert(p, None, ender, f"{said.predicate}: {said.object!r} replaced by "
+                                               f"{next((t.object for t in ender.triples), '')!r}")
         exact = self._view(p.exact) if p.exact is not None else None
         if exact is not None and exact.is_current:  # not left to approximate search
             self.drop(p, exact, "duplicate: the same sentence is already a current memory")
@@ -378,6 +401,13 @@ def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: T
         planner.plan(p)
     writes = [Write(memory=m, vector=planner.vectors.get(mid)) for mid, m in planner.state.items()]
     return Plan(batch_id=ctx.batch_id, user_id=ctx.user_id, writes=writes, audit=planner.audit)
+
+
+def ended_on(memory: StoredMemory, triple: Triple) -> list[str]:
+    """The objects of the facts ``memory``'s change ended on the slot of one of its own
+    ``triple``s ("uses": MySQL, for "switched from MySQL to Postgres"): what the graph keeps on
+    that triple's edge, so a plan finds the memory by the slot of a late statement."""
+    return [g.object for g in memory.replaces if g.slot == triple.slot]
 
 
 def _same_fact(stated: Triple, replaced: Triple) -> bool:

@@ -7,7 +7,7 @@ client and ONNX; unit tests of the core give the pure steps plain values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -82,6 +82,9 @@ class PlanView:
     holders: list[SlotHolder]
     memories: dict[str, StoredMemory]
     exact: dict[str, StoredMemory]
+    # current memories whose change ended a fact of one of the ``ends`` slots (their ids; in
+    # full in ``memories``)
+    enders: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -236,7 +239,8 @@ class GraphStore(Protocol):
 
     def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
                   slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
-                  contents: Sequence[str]) -> PlanView: ...
+                  contents: Sequence[str], ends: Sequence[tuple[str, str]] = ()
+                  ) -> PlanView: ...
 
     def near_current(self, user_id: str, near: Sequence[Sequence[str]],
                      k: int) -> list[StoredMemory]:

@@ -224,9 +224,11 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
     vectors = [i.vector for i in items]
     asked = _beside(ports.memories.similar, user_id, vectors, model_id, wide) \
         if items else None
+    # the slots of every fact stated: a change applied before may have ended one of them
+    ends = sorted({t.slot for c in candidates for t in c.triples})
     view = ports.graph.plan_view(user_id, batch_ids=batch_ids, slots=slots,
                                  memory_ids=sorted(set(own_ids)),
-                                 contents=[c.content for c in candidates])
+                                 contents=[c.content for c in candidates], ends=ends)
     near_all = asked.result() if asked is not None else []
     if view.version.projected < view.version.version:
         catch_up(ports, user_id)
@@ -249,12 +251,15 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
                      if mid in state and state[mid].is_current
                      and not profiles.is_profile(state[mid])][: thresholds.neighbors]
         cand_slots = {t.slot for t in [*item.candidate.triples, *item.candidate.replaces]}
+        stated = {t.slot for t in item.candidate.triples}
+        enders = [state[e] for e in view.enders
+                  if e in state and stated & {g.slot for g in state[e].replaces}]
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
             already_stored=own in state,
             exact=view.exact.get(ids.content_hash(item.candidate.content)),
-            batch_id=item.batch_id, session_id=item.session_id,
+            batch_id=item.batch_id, session_id=item.session_id, enders=enders,
         ))
     return Preparation(view.version.version, view.applied, prepared)
 

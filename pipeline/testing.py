@@ -28,6 +28,7 @@ from datetime import datetime
 
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import StaleVersion
+from memq.pipeline.merge import ended_on
 from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion, Vector
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
@@ -281,20 +282,26 @@ class FencedGraph:
 
     def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
                   slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
-                  contents: Sequence[str]) -> PlanView:
+                  contents: Sequence[str], ends: Sequence[tuple[str, str]] = ()
+                  ) -> PlanView:
         mine = self._memories.get(user_id, {})
         wanted = {(ids.entity_key(s), p) for s, p in slots}
+        # as the graph finds them: by a current triple's edge that holds what it ended
+        ending = {(ids.entity_key(s), p) for s, p in ends}
+        enders = sorted({m.id for m in mine.values() if m.is_current for t in m.triples
+                         if (ids.entity_key(t.subject), t.predicate) in ending
+                         and ended_on(m, t)})
         holders = sorted({SlotHolder(memory_id=m.id, subject=t.subject, predicate=t.predicate,
                                      object=t.object, valid_at=m.valid_at)
                           for m in mine.values() for t in m.triples
                           if (ids.entity_key(t.subject), t.predicate) in wanted},
                          key=lambda h: (h.memory_id, h.subject, h.predicate, h.object))
-        asked = {*memory_ids, *(h.memory_id for h in holders)}
+        asked = {*memory_ids, *(h.memory_id for h in holders), *enders}
         applied = {e.batch_id for e in self.audit_log.get(user_id, [])} & set(batch_ids)
         return PlanView(version=self.version(user_id), applied=frozenset(applied),
                         holders=holders,
                         memories={i: mine[i] for i in sorted(asked) if i in mine},
-                        exact=_exact(list(mine.values()), contents))
+                        exact=_exact(list(mine.values()), contents), enders=enders)
 
     def near_current(self, user_id: str, near: Sequence[Sequence[str]],
                      k: int) -> list[StoredMemory]:

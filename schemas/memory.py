@@ -99,6 +99,9 @@ class StoredMemory(BaseModel):
     last_accessed_at: AwareDatetime | None = None  # None: never recalled, decays from created_at
     derived_from: list[str] = Field(default_factory=list)  # a consolidated memory's sources
     consolidated_into: str | None = None  # a source memory's consolidated memory
+    # the facts a statement of change ended when it was made ("switched from MySQL"): a
+    # statement of one of them that arrives later but happened before is history at once
+    replaces: list[Triple] = Field(default_factory=list, max_length=8)
 
     def with_changes(self, **changes: object) -> StoredMemory:
         return self.model_validate({**self.model_dump(), **changes})

@@ -228,3 +228,30 @@ def test_what_a_plan_reads_and_how_far_the_index_holds_it(backend: Backend) -> N
     later = porto.with_changes(importance=0.2)
     backend.graph.apply(user, [later], [], NOW, expected=v1)
     assert [m.id for m in backend.graph.changed_since(user, v1)] == [porto.id]
+
+
+def test_a_plan_finds_the_change_that_ended_a_fact_of_its_slots(backend: Backend) -> None:
+    """A change keeps what it replaced (StoredMemory.replaces): a plan that states a fact of
+    the same slot gets it (``enders``), in full, while it is current; the same on both."""
+    from memq.schemas import Triple
+
+    user = _user(backend)
+    uses = Triple(subject="user", predicate="uses", object="PostgreSQL 16")
+    change = _memory(user, "The user uses PostgreSQL 16 (switched from MySQL).",
+                     [turn_ref("s2", "t0")], valid=NOW - timedelta(days=1)).model_copy(
+        update={"triples": [uses],
+                "replaces": [Triple(subject="user", predicate="uses", object="MySQL")]})
+    plain = _memory(user, "The user uses Redis.", [turn_ref("s2", "t1")]).model_copy(
+        update={"triples": [Triple(subject="user", predicate="uses", object="Redis")]})
+    v0 = backend.graph.version(user).version
+    v1 = backend.graph.apply(user, [change, plain], [], NOW, expected=v0)
+    view = backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
+                                   ends=[("User", "uses")])
+    assert view.enders == [change.id]  # not the plain statement
+    assert view.memories[change.id].replaces == change.replaces  # kept as stated
+    assert backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
+                                   ends=[("user", "lives_in")]).enders == []
+    closed = change.with_changes(status=Status.SUPERSEDED, invalid_at=NOW)
+    backend.graph.apply(user, [closed], [], NOW, expected=v1)
+    assert backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
+                                   ends=[("user", "uses")]).enders == []  # no longer current

@@ -156,3 +156,32 @@ def test_a_memory_of_another_user_is_refused_by_the_fake_as_by_the_graph() -> No
                           updated_at=T0, embedding_model="hash-256")
     with pytest.raises(ValueError, match="another user"):
         graph.apply("u1", [memory], [], NOW, expected=None)
+
+
+@pytest.mark.parametrize("texts", [
+    ("我们监控一直用 Prometheus 加 Grafana。",
+     "上个月把监控存储整体迁到了 VictoriaMetrics，Prometheus 那套已经下线了。"),
+    ("We use MySQL for the orders service.", "We switched from MySQL to PostgreSQL last month."),
+])
+def test_a_change_applied_before_the_statement_it_ended_gives_the_same_memories(
+        texts: tuple[str, str]) -> None:
+    """Sessions of one user may be applied in any order (two deliveries, two workers): a
+    statement of a fact that a change applied earlier had ended, though it was said before
+    the change, is history at once, as it is when the sessions come in order."""
+    said, change = texts
+    results = []
+    for order in ((0, 1), (1, 0)):
+        graph = FencedGraph()
+        ports = _ports(graph=graph)
+        batches = [_batch(ports, "u1", "s1", [said], T0),
+                   _batch(ports, "u1", "s2", [change], T0 + timedelta(days=9))]
+        for i in order:  # one round per session: two plans, in this order
+            assert not _round(ports, "u1", [batches[i]]).stale
+        every = graph.read_memories("u1", include_inactive=True)
+        results.append(sorted((m.content, m.status, m.invalid_at, m.superseded_by)
+                              for m in every))
+        old = next(m for m in every if m.source_turn_ids == ["s1/t0"])
+        assert old.status is Status.SUPERSEDED, order
+        ops = [e.operation for e in graph.audit("u1") if e.memory_id == old.id]
+        assert Operation.SUPERSEDE in ops
+    assert results[0] == results[1]

@@ -478,6 +478,28 @@ def test_a_change_and_its_old_value_in_one_batch() -> None:
     assert written(p)[first].status is Status.SUPERSEDED
 
 
+def test_a_value_a_newer_change_ended_is_history_when_it_comes_late() -> None:
+    """The change (DAY3) was applied first; the statement it ended (DAY1) comes after: it is
+    kept as history, closed by the change, as if the two had come in order."""
+    ender = stored("The user uses PostgreSQL 16 (switched from MySQL).", at=DAY3,
+                   triples=[triple("uses", "PostgreSQL 16")], turns=("t9",)).with_changes(
+        replaces=[triple("uses", "MySQL")])
+    c = cand("The user uses MySQL 5.7.", "t1", at=DAY1, triples=[triple("uses", "MySQL 5.7")])
+    p = plan(prep(c, X).model_copy(update={"enders": [ender]}))
+    late_id = ids.memory_id(USER, c.content, ["t1"])
+    assert ops(p) == [(Operation.ADD, late_id), (Operation.SUPERSEDE, late_id)]
+    late = written(p)[late_id]
+    assert (late.status, late.invalid_at, late.superseded_by) == (
+        Status.SUPERSEDED, DAY3, ender.id)
+    assert "'MySQL 5.7' replaced by 'PostgreSQL 16'" in p.audit[0].reason
+    # a statement made after the change stands: the change did not end it
+    again = cand("The user uses MySQL 8.", "t2", at=DAY3.replace(day=9),
+                 triples=[triple("uses", "MySQL 8")])
+    p = plan(prep(again, X).model_copy(update={"enders": [ender]}))
+    assert [op for op, _ in ops(p)] == [Operation.ADD]
+    assert written(p)[ids.memory_id(USER, again.content, ["t2"])].is_current
+
+
 # -- judge calls made ahead (service.prejudge) ------------------------------------------------
 class GatedJudge:
     """Answers NEW for everything; its first ``together`` calls wait for each other at a

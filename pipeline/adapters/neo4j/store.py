@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from memq.pipeline import ids, recall
 from memq.pipeline.check import GraphMemory
 from memq.pipeline.errors import PermanentError, StaleVersion, TransientError
+from memq.pipeline.merge import ended_on
 from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
@@ -96,6 +97,8 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "entities": m.entities, "content_hash": ids.content_hash(m.content),
         "user_key": recall.user_key(m.user_id),  # the BM25 index's per-user token
         "triples_json": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
+        "replaces_json": json.dumps([t.model_dump() for t in m.replaces], ensure_ascii=False)
+        if m.replaces else None,
     }
     times = {"valid_at": _iso(m.valid_at), "invalid_at": _iso(m.invalid_at),
              "created_at": _iso(m.created_at), "updated_at": _iso(m.updated_at),
@@ -111,6 +114,8 @@ def _fact_rows(m: StoredMemory) -> list[dict[str, Any]]:
         "object": t.object, "object_key": ids.entity_key(t.object), "valid_at": _iso(m.valid_at),
         "invalid_at": _iso(m.invalid_at), "source_turn_ids": m.source_turn_ids,
         "current": m.is_current,
+        # what a change ended on this slot: a late statement of it finds the change here
+        "ends": ended_on(m, t) or None,
     } for t in m.triples]
 
 
@@ -124,7 +129,7 @@ def _audit_row(entry: AuditEntry, seq: int) -> dict[str, Any]:
     return {"id": entry.id, "props": props}
 
 
-_NOT_MEMORY = {"triples_json", "content_hash", "version", "_lock", "user_key"}
+_NOT_MEMORY = {"triples_json", "replaces_json", "content_hash", "version", "_lock", "user_key"}
 
 
 def stored_memory(props: dict[str, Any]) -> StoredMemory:
@@ -132,6 +137,7 @@ def stored_memory(props: dict[str, Any]) -> StoredMemory:
     values = {k: _time(v) if k in _TIMES else _native(v) for k, v in props.items()
               if k not in _NOT_MEMORY}
     values["triples"] = json.loads(props.get("triples_json") or "[]")
+    values["replaces"] = json.loads(props.get("replaces_json") or "[]")
     return StoredMemory.model_validate(values)
 
 
@@ -276,10 +282,11 @@ class Neo4jGraph:
 
     def plan_view(self, user_id: str, *, batch_ids: Sequence[str],
                   slots: Sequence[tuple[str, str]], memory_ids: Sequence[str],
-                  contents: Sequence[str]) -> PlanView:
+                  contents: Sequence[str], ends: Sequence[tuple[str, str]] = ()) -> PlanView:
         (row,) = self._run(
             "plan_view", user_id=user_id, batch_ids=list(batch_ids),
             slots=[{"subject_key": ids.entity_key(s), "predicate": p} for s, p in slots],
+            ends=[{"subject_key": ids.entity_key(s), "predicate": p} for s, p in ends],
             ids=list(memory_ids), hashes=sorted({ids.content_hash(c) for c in contents}))
         exact = {ids.content_hash(m.content): m for m in sorted(
             (stored_memory(m) for m in row["exact"]), key=lambda m: m.id)}
@@ -292,7 +299,8 @@ class Neo4jGraph:
         return PlanView(version=UserVersion(version=int(row["version"]),
                                             projected=int(row["projected"])),
                         applied=frozenset(str(b) for b in row["applied"]), holders=holders,
-                        memories=memories, exact=exact)
+                        memories=memories, exact=exact,
+                        enders=sorted(str(e) for e in row["enders"]))
 
     def near_current(self, user_id: str, near: Sequence[Sequence[str]],
                      k: int) -> list[StoredMemory]:

@@ -51,7 +51,7 @@ CALL (u, ok, version) {
       ON CREATE SET r.created_at = $now
     SET r.user_id = $user_id, r.predicate = f.predicate, r.memory_id = f.memory_id,
         r.valid_at = datetime(f.valid_at), r.invalid_at = datetime(f.invalid_at),
-        r.source_turn_ids = f.source_turn_ids,
+        r.source_turn_ids = f.source_turn_ids, r.ends = f.ends,
         r.expired_at = CASE WHEN f.current THEN null ELSE coalesce(r.expired_at, $now) END
   }
   CALL () {

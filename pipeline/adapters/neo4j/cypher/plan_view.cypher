@@ -19,6 +19,15 @@ CALL () {
   RETURN collect({memory_id: memory_id, subject: subject, predicate: predicate,
                   object: object, valid_at: toString(valid_at)}) AS holders
 }
+// the current memories whose change ended a fact of these slots (a FACT edge that holds
+// `ends`, what its memory replaced there): a late statement of an ended fact is history
+CALL () {
+  UNWIND $ends AS slot
+  MATCH (s:Entity {user_id: $user_id, key: slot.subject_key})-[r:FACT]->(:Entity)
+  WHERE r.predicate = slot.predicate AND r.user_id = $user_id AND r.ends IS NOT NULL
+    AND r.expired_at IS NULL
+  RETURN collect(DISTINCT r.memory_id) AS enders
+}
 CALL () {
   MATCH (m:Memory)
   WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
@@ -27,9 +36,9 @@ CALL () {
                     expires_at: toString(m.expires_at),
                     last_accessed_at: toString(m.last_accessed_at)}) AS exact
 }
-CALL (holders) {
+CALL (holders, enders) {
   // one index lookup per id (an OR in a WHERE would scan the user's memories)
-  UNWIND $ids + [h IN holders | h.memory_id] AS wanted
+  UNWIND $ids + [h IN holders | h.memory_id] + enders AS wanted
   WITH DISTINCT wanted
   MATCH (m:Memory {id: wanted})
   WHERE m.user_id = $user_id
@@ -38,4 +47,4 @@ CALL (holders) {
                     expires_at: toString(m.expires_at),
                     last_accessed_at: toString(m.last_accessed_at)}) AS memories
 }
-RETURN version, projected, applied, holders, exact, memories
+RETURN version, projected, applied, holders, exact, memories, enders
