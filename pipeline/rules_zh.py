@@ -60,7 +60,8 @@ _OTHER = re.compile(rf"^{_TIMES}(?:我的?|我们的?)?(?:组|部门|团队|公�
                     r"|赖|龚|文)(?=[^家板婆公师])"
                     rf"|媳妇"
                     r"|女朋友|男朋友|爸|妈|哥|姐|弟|妹|他|她|他们|她们|人家|别人)")
-_NOT_DONE = re.compile(r"考虑|打算|准备|计划|试驾|试用|试了试|(?<![理思感梦幻])想(?!起|到|了)"
+_NOT_DONE = re.compile(r"考虑|打算|准备|计划|试驾|(?<![调测])试用|试了试"
+                       r"|(?<![理思感梦幻联])想(?!起|到|了)"
                        r"|要不要"
                        r"|要是|如果|假如|万一|也许|或许|是否|提议|反对|被否"
                        r"|不知道|能不能|会不会|开玩笑|说要|劝我|建议"
@@ -103,7 +104,8 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
            r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到"
-           r"|落户(?:到|在)?|润到|润去|转投|喜提|被提成|熬成|熬到|\s*(?:→|->|=>)\s*)了?")
+           r"|落户(?:到|在)?|润到|润去|转投|喜提|被提成|熬成|熬到(?![^，,。]*?点)|落到|全部落到|重写成|重写为|外派到|外派去|全面切(?!换)|全切(?!换)|开始读(?![研博本大高初书])"
+           r"|拿到了?(?=[^，,。]{2,16}?的\s*offer[^。]*?(?:报到|入职|上班))|\s*(?:→|->|=>)\s*)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -113,7 +115,8 @@ _OLD = [  # where a change names the value it ends; the first that matches
                r"|离开了?)(?P<old>[^，,。了]+)"),
     re.compile(r"(?P<old>[^，,。]+?)(?:那套|那个|这套)?(?:我们|我)?(?:已经|上个月|上周|去年|早就|就"
                r"|都)*"
-               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了|退役了?)"),
+               r"(?:不用了|弃用了|停用了|下线了|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了|退役了?"
+               r"|(?:走了)?报废(?:流程)?了?|销户了|注销了|退租了)"),
     re.compile(r"(?:以前|原来|之前|以往)(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
     re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:替换|换|切换|迁移|升级|取代|干掉|下掉)"),
     re.compile(r"(?:自|从)(?P<old>[^，,。]+?)(?:离职|辞职|出来)"),
@@ -125,8 +128,9 @@ _GIVEN_UP = (_OLD[2], _OLD[3], _OLD[5])
 
 
 # the new value said before its verb: "小米SU7到手了"
-_GOT = re.compile(r"(?:^|[，,])(?:[^，,]{0,6}?[，,])?(?P<obj>[^，,。]{2,20}?)(?:终于|已经|总算)?"
-                  r"(?:到手|提回来|开回家)了")
+_GOT = re.compile(rf"(?:^|[，,])(?:[^，,]{{0,6}}?[，,])?(?P<obj>[^，,。]{{2,20}}?){_TIMES}"
+                  r"(?:(?:到手|提回来|开回家|到家)了|提车成功|提车了)"
+                  r"|入了\s*(?P<pit>[^，,。]{1,20}?)\s*的坑")
 _TEST_ENV = re.compile(r"测试环境|测试机|测试服|预发|staging|开发环境|本地环境|灰度", re.I)
 # a state reached ("现在统一是 X 了", "现在都用 X 了"): the 了 of a change
 _NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全部|全|基本|主要)*"
@@ -138,7 +142,7 @@ _CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|�
                       r"|入职|出来了|不在[^，,]{1,10}了|搬过去|升级装备|到手了|容器化|上云|下云"
                       r"|迁移完|切换完|升完级|换完|不续了|不续费了|下掉了|下线了|停用了|弃用了|卸了|退掉了?"
                       r"|淘汰了|干掉了|完成迁移|迁移完成|迁完|切换完成|完成切换|就职于|任职于"
-                      r"|提车|辞职|裸辞|回老家|回国|搬离|离开")
+                      r"|提车|辞职|裸辞|回老家|回国|搬离|离开|到家了|转专业|入了[^，,。]{1,20}的坑")
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,8 @@ _BRANDS = (r"(?:宝马|奔驰|奥迪|大众|丰田|本田|日产|特斯拉|比�
            r"|极氪|五菱|吉利"
            r"|长安|马自达|福特|雷克萨斯|保时捷|沃尔沃|别克|雪佛兰|现代|起亚|领克|小米 ?SU7|卡罗拉"
            r"|凯美瑞|雅阁|思域|朗逸|帕萨特|速腾|迈腾|轩逸"
+           r"|零跑|哈弗|帝豪|埃安|深蓝|腾势|坦克\s?\d|红旗|奇瑞|传祺|宝骏|岚图|智己|阿维塔|仰望|方程豹"
+           r"|星途|捷途|长城|荣威|名爵|领克|睿蓝|几何|飞凡|昂科威|汉兰达|途观|探岳|CR-?V|RAV4"
            r"|Model [3SXY])")
 
 
@@ -183,7 +189,8 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"生产|(?<!水)线上(?!下)|服务器|机房|prod|正式服|游戏服|正式环境|线上环境",
           r"(?:跑在|运行在|部署在|迁到|迁移到){V}", r"(?:用的是|用的|用|是){V}", r"(?<!现)在{V}"),
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
-          r"(?<!把)搬(?!砖)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活|(?<![个几多些])人在"
+          r"(?<!把)搬(?!砖|了?工位|了?座位)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活"
+          r"|(?<![个几多些本])人在|(?:全家|一家人?|举家)[^，,。]{0,6}?(?:迁|搬|移)|外派"
           r"|坐标|base|租房|合租|租了|买了房|买房|常驻|落地|润到|润去|迁居|移居|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
           r"新家(?:在|是){V}",
@@ -192,9 +199,10 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
                                     r"|base){V}",
           r"(?:一直在|现在在){V}", r"^在{V}"),
     _slot("team", Kind.PROFILE, "用户在{obj}。",
-          r"[组部](?:[了，,。]|$|负责|做|维护|工作)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
+          r"[组部](?:[了，,。]|$|负责|做|维护|工作|管)|团队(?:[了，,。]|$|负责|做)|调到|划到|划入|并入"
           r"|内部转|调去|调入|派到|轮转到|转到[^，,。]{1,10}(?:组|部|团队)|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
-          r"(?:所在的是|在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
+          r"(?:所在的是|(?<!现)在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))",
+          r"归(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|事业群|科室|科))管",
           r"(?:组|团队|部门)(?:是|叫)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|科))",
           r"(?:所在的是|在|属于){V}"),
     _slot("studies_at", Kind.PROFILE, "用户在{obj}读书。",
@@ -203,7 +211,8 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:就读于|考上了?|考进了?|转学到了?|转学去了?|上岸了?){V}"),
     _slot("major", Kind.PROFILE, "用户的专业是{obj}。",
           rf"专业|主修|读的是|学的是|在[^，,]{{2,10}}?读(?!{_STUDY_LEVEL}|书)",
-          r"专业(?:是|为|就是)?{V}", r"(?:读的是|学的是|主修){V}",
+          r"(?<=[是读学的])(?P<obj>[\u4e00-\u9fff]{2,8}?)专业(?![是为就])",
+          r"(?<!转)专业(?:是|为|就是)?{V}", r"(?:读的是|学的是|主修){V}",
           rf"在[^，,。]{{2,10}}?读(?!{_STUDY_LEVEL}|书){{V}}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
@@ -221,13 +230,14 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
-          rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|当|做|担任)[^，,。]*{_ROLE_WORD}",
+          rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|我就是|当|做|担任)[^，,。]*{_ROLE_WORD}",
           r"(?:职位|头衔|title)(?:是|叫|变成了?){V}",
           r"(?:现任|提拔为|提为|升为|任命为|升任|当上了?|升成了?)\s*{V}",
-          rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD})"),
+          rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD}[A-Za-z]*)"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
           rf"车(?!险|贷)|开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}",
-          r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}"),
+          r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}",
+          r"(?:那台|这台|一台|那辆|这辆|一辆)(?P<obj>[^，,。]{2,12}?)(?:已经)?开了"),
     _slot("uses", Kind.FACT, "用户使用{obj}。",
           r"用|换成|迁移|迁到|切到|升级|升到|导到|云上|数据库|主库|框架|编辑器|IDE|手机|电脑|云服务|主力机"
           r"|戴的是|戴着"
@@ -258,11 +268,15 @@ def _clean(value: str, predicate: str) -> str:
             value = _LEAD_PLACE.sub("", value)
     if predicate == "major":
         value = re.sub(r"(?:专业|系|方向)$", "", value).strip()
+        # "郑大会计学": the school's short name before the field
+        value = re.sub(r"^[\u4e00-\u9fff]{1,6}(?:大学|学院|大)(?=[\u4e00-\u9fff]{2})", "", value)
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
         value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
+    if predicate == "works_at" and (offer := re.match(r"(.{2,16}?)的\s*offer", value, re.I)):
+        value = offer.group(1)  # "比亚迪的offer并且已经去深圳报到了"
     if predicate == "works_at":  # "Shopee写Go", "字节做推荐": the employer, not the work
         value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读"
-                         r"|报到)",
+                         r"|报到|驻场)",
                          value,
                          maxsplit=1)[0].strip()
     if predicate == "uses" and (cut := re.match(
@@ -278,6 +292,8 @@ def _clean(value: str, predicate: str) -> str:
         value = known[0][1]  # "百度地图导航": the app, not what it is used for
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
+    if named := re.fullmatch(r"(?:某|一家|一个)[^（(]{0,8}[（(](?P<name>[^）)]{2,20})[）)]", value):
+        value = named["name"].strip()  # "某新能源大厂（宁德时代）": the name it hides
     return value
 
 
@@ -301,6 +317,8 @@ def _valid(value: str | None) -> bool:
         not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不|[那这](?:套|个|块|摊)"
                       r"|^(?:成功|失败|完成|顺利)$|我(?:也|就|还)"
                       r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$"
+                      r"|^(?:凌晨|半夜|深夜|早上|晚上|中午|下午)?[一二三四五六七八九十两\d]+点"
+                      r"|^第[一二三四五六七八九十\d]+(?:天|次|个|周)|^搬|学生$"
                       r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$",
                       value or ""))
     # "上海一家医院": no name; "不在那儿": no place
@@ -328,6 +346,10 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
         return _WORK
     found = next((s for s in _SLOTS if s.cue.search(text) and not (
         s.predicate == "lives_in" and re.search(r"把(?!家)[^，,]{1,12}?搬", text))), None)
+    if found is not None and found.predicate == "lives_in" and (
+            left := _LEFT_JOB.search(text)) and (where := re.search(
+                r"base|坐标|人在|常驻|落地", text, re.I)) and left.start() < where.start():
+        found = _WORK  # "已经不在腾讯了，去了米哈游，base 上海": the job changed first
     named = {job for _, _, job in tools.mentioned(text)} if known else set()
     if found is None and named:
         return _SLOTS[-1]
@@ -339,6 +361,9 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     return found
 
 
+# a job left or taken, said before where one lives now
+_LEFT_JOB = re.compile(r"跳槽|入职|离职|辞职|裸辞|不在[^，,]{1,10}?(?:干|上班|工作)?了"
+                       r"|拿到[^，,]{0,10}offer")
 _STUDYING = re.compile(r"转学|就读|读(?:研|博|本科|大[一二三四])|考上|考进|上岸")
 _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,。]{1,10}?(?:中学|小学|大学"
                                r"|学校"
@@ -423,6 +448,9 @@ def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str 
 def _old_value(slot: _Slot, text: str, old: str | None, new: str,
                verb: re.Match[str] | None) -> str | None:
     value = _clean(old, slot.predicate) if old else None
+    if value is not None and (not _valid(value) or (
+            slot is _ROLE and not re.search(_ROLE_WORD, value))):
+        value = None  # "不在那儿了": no value; "不用值大夜了": no title
     if value is not None and (not value or value.casefold() == new.casefold() or re.search(
             r"生产环境|数据库|服务器|线上|公司|这块|那套|云服务|^(?:旧|老)(?:的|$)", value)):
         value = None  # the 把-object was the topic, not the old value
@@ -434,6 +462,7 @@ def _old_value(slot: _Slot, text: str, old: str | None, new: str,
     return value
 
 
+_EMOJI = re.compile(r"\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F]+\s*")
 _PLAIN = {"俺们": "我们", "俺": "我", "咱们": "我们", "咱": "我"}
 _DIALECT = re.compile("|".join(_PLAIN))
 _GIVEN = re.compile(r"^[\u4e00-\u9fff]{1,4}给我(?=(?:买|置换|换|配|送|提)了)")
@@ -443,6 +472,7 @@ def read(sentence: str) -> list[Statement]:
     """The slot values a Chinese sentence states, or the change it states; empty when it
     states neither, states it of someone else, or only plans, asks or supposes it."""
     text = _DIALECT.sub(lambda m: _PLAIN[m.group()], sentence.strip())
+    text = _EMOJI.sub("，", text).strip("，")  # an emoji ends a clause: "…提车成功🎉 H6置换掉了"
     text = _GIVEN.sub("我", text)  # "儿子给我置换了一辆丰田卡罗拉": the car is the user's
     slot = _slot_of(text) if text else None
     if slot is None:
@@ -463,7 +493,7 @@ def read(sentence: str) -> list[Statement]:
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None) or next(
         (m["old"] for p in _GIVEN_UP if (m := p.search(text[end:]))), None)
     if not _valid(new) and (got := _GOT.search(text)):
-        new = _clean(got["obj"], slot.predicate)  # "小米SU7到手了"
+        new = _clean(got["obj"] or got["pit"], slot.predicate)  # "小米SU7到手了"
     if not _valid(new):
         # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
         rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]
