@@ -290,6 +290,10 @@ def _clean(value: str, predicate: str) -> str:
     if predicate == "uses" and (known := tools.mentioned(value)) and known[0][0] == 0 and (
             _USED_FOR.fullmatch(value[len(known[0][1]):].strip())):
         value = known[0][1]  # "百度地图导航": the app, not what it is used for
+    if predicate == "uses" and (used := re.match(
+            r"(?P<tool>.*[A-Za-z0-9])\s+(?P<for>[\u4e00-\u9fff]{2,4})$", value)) and (
+            _USED_FOR.fullmatch(used["for"])):
+        value = used["tool"]  # "Kindle Paperwhite 看书"
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
     if named := re.fullmatch(r"(?:某|一家|一个)[^（(]{0,8}[（(](?P<name>[^）)]{2,20})[）)]", value):
