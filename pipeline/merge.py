@@ -42,6 +42,7 @@ class Prepared(BaseModel):
     # current memories that, as changes, ended a fact of one of its triples' slots
     # (StoredMemory.replaces): what makes a late statement of an ended fact history
     enders: Sequence[StoredMemory] = ()
+    ended: Sequence[StoredMemory] = ()  # the memories those changes closed
 
 
 @dataclass(frozen=True)
@@ -303,6 +304,22 @@ class _Planner:
                 return ender, said
         return None
 
+    def _again(self, p: Prepared, existing: StoredMemory, why: str) -> str:
+        """A fact already known, said again: a duplicate, or (said before the memory's time: a
+        session applied late) earlier evidence that it held from then, as in event order."""
+        if p.candidate.valid_at < existing.valid_at:
+            return self.extend(p, existing, None, f"said before, {why}")
+        self.drop(p, existing, f"duplicate: {why}")
+        return existing.id
+
+    def _history(self, p: Prepared, ender: StoredMemory, said: Triple) -> StoredMemory | None:
+        """A memory ``ender`` closed that states ``said`` (stored, or closed by this plan)."""
+        seen = {m.id: self._view(m) for m in p.ended}
+        seen.update({mid: self.state[mid] for mid in self.added})
+        return next((m for _, m in sorted(seen.items()) if m.superseded_by == ender.id and any(
+            t.predicate == said.predicate and t.object.casefold() == said.object.casefold()
+            for t in m.triples)), None)
+
     def _decide(self, p: Prepared) -> str | None:
         """Add, extend, refine, drop or close; the id of the memory that states the candidate
         afterwards (None when it is only history, a late arrival)."""
@@ -322,15 +339,20 @@ class _Planner:
         ended = self._ended(p)
         if ended is not None:  # "uses MySQL" after "switched from MySQL to Postgres" was applied
             ender, said = ended
-            return self.insert(p, None, ender, f"{said.predicate}: {said.object!r} replaced by "
-                                               f"{next((t.object for t in ender.triples), '')!r}")
+            why = (f"{said.predicate}: {said.object!r} replaced by "
+                   f"{next((t.object for t in ender.triples), '')!r}")
+            twin = self._history(p, ender, said)
+            if twin is None:
+                return self.insert(p, None, ender, why)
+            if cand.valid_at < twin.valid_at:  # the same history, known from earlier
+                return self.extend(p, twin, None, why)
+            self.drop(p, twin, f"duplicate: the same fact, already history ({why})")
+            return twin.id
         exact = self._view(p.exact) if p.exact is not None else None
         if exact is not None and exact.is_current:  # not left to approximate search
-            self.drop(p, exact, "duplicate: the same sentence is already a current memory")
-            return exact.id
+            return self._again(p, exact, "the same sentence is already a current memory")
         if top is not None and closeness is Closeness.DUPLICATE:
-            self.drop(p, top, f"duplicate: similarity {sim:.3f} >= {self.thresholds.duplicate}")
-            return top.id
+            return self._again(p, top, f"similarity {sim:.3f} >= {self.thresholds.duplicate}")
         if top is not None and closeness is Closeness.AMBIGUOUS:
             judgement = self.judge.judge(cand, top)
             if judgement.decision is Decision.DUPLICATE:

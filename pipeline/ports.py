@@ -85,6 +85,9 @@ class PlanView:
     # current memories whose change ended a fact of one of the ``ends`` slots (their ids; in
     # full in ``memories``)
     enders: list[str] = field(default_factory=list)
+    # the memories those changes closed (SUPERSEDED_BY one of them; in full in ``memories``):
+    # a second late statement of an ended fact is the same history, not another
+    ended: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -254,12 +254,14 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
         stated = {t.slot for t in item.candidate.triples}
         enders = [state[e] for e in view.enders
                   if e in state and stated & {g.slot for g in state[e].replaces}]
+        closed = {m.id for m in enders}
+        ended = [state[c] for c in view.ended if c in state and state[c].superseded_by in closed]
         prepared.append(Prepared(
             candidate=item.candidate, vector=item.vector, neighbors=neighbors,
             slot_memories=[m for m in holders if cand_slots & {t.slot for t in m.triples}],
             already_stored=own in state,
             exact=view.exact.get(ids.content_hash(item.candidate.content)),
-            batch_id=item.batch_id, session_id=item.session_id, enders=enders,
+            batch_id=item.batch_id, session_id=item.session_id, enders=enders, ended=ended,
         ))
     return Preparation(view.version.version, view.applied, prepared)
 

@@ -296,12 +296,14 @@ class FencedGraph:
                           for m in mine.values() for t in m.triples
                           if (ids.entity_key(t.subject), t.predicate) in wanted},
                          key=lambda h: (h.memory_id, h.subject, h.predicate, h.object))
-        asked = {*memory_ids, *(h.memory_id for h in holders), *enders}
+        ended = sorted({m.id for m in mine.values() if m.superseded_by in enders})
+        asked = {*memory_ids, *(h.memory_id for h in holders), *enders, *ended}
         applied = {e.batch_id for e in self.audit_log.get(user_id, [])} & set(batch_ids)
         return PlanView(version=self.version(user_id), applied=frozenset(applied),
                         holders=holders,
                         memories={i: mine[i] for i in sorted(asked) if i in mine},
-                        exact=_exact(list(mine.values()), contents), enders=enders)
+                        exact=_exact(list(mine.values()), contents), enders=enders,
+                        ended=ended)
 
     def near_current(self, user_id: str, near: Sequence[Sequence[str]],
                      k: int) -> list[StoredMemory]:

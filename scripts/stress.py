@@ -35,6 +35,9 @@ MULTI = {  # multi-valued: accumulate
     "likes": ("I like {}.", ["jazz", "hiking", "chess", "sushi", "cycling", "origami"]),
     "uses": ("We use {}.", ["Terraform", "Grafana", "Kafka", "Postgres", "Kubernetes"]),
 }
+# a change of tool ends the one it names ("switched from X"), though 'uses' holds many: what
+# it switches to is said only there, and what it ends is never said again
+SWITCH = ("We switched from {} to {}.", ["Pulumi", "Datadog", "Pulsar", "CockroachDB", "Nomad"])
 NOISE = ["Hi there!", "Thanks, that helps.", "Haha, if I were a cat I'd nap all day.",
          "What time is it in Tokyo?", "Could you summarise that?"]
 
@@ -43,13 +46,17 @@ NOISE = ["Hi there!", "Thanks, that helps.", "Haha, if I were a cat I'd nap all 
 class UserPlan:
     user_id: str
     lines: list[dict[str, object]] = field(default_factory=list)
-    statements: list[tuple[str, str, datetime]] = field(default_factory=list)  # pred, obj, t
+    # pred, obj, t; "-uses": the tool a switch ended
+    statements: list[tuple[str, str, datetime]] = field(default_factory=list)
 
 
 def generate(user_id: str, turns: int, rng: random.Random) -> UserPlan:
     plan = UserPlan(user_id)
     slot_seq = {p: rng.sample(v, k=min(len(v), rng.randint(1, 3))) for p, (_, v) in SLOTS.items()}
     slot_pos = dict.fromkeys(SLOTS, 0)
+    used: list[str] = []  # tools stated and not yet switched from
+    retired: set[str] = set()
+    targets = rng.sample(SWITCH[1], k=len(SWITCH[1]))
     t = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=rng.randint(0, 600))
     session, in_session = 0, 0
     for _ in range(turns):
@@ -67,11 +74,21 @@ def generate(user_id: str, turns: int, rng: random.Random) -> UserPlan:
             obj = seq[slot_pos[pred]]
             content, role = SLOTS[pred][0].format(obj), "user"
             plan.statements.append((pred, obj, t))
+        elif roll < 0.66 and used and targets and rng.random() < 0.4:  # a switch of tool
+            old, new = rng.choice(used), targets.pop()
+            used.remove(old)
+            retired.add(old)
+            content, role = SWITCH[0].format(old, new), "user"
+            plan.statements += [("-uses", old, t), ("uses", new, t)]
         elif roll < 0.7:  # multi-valued, sometimes a repeat
             pred = rng.choice(list(MULTI))
-            obj = rng.choice(MULTI[pred][1])
+            if all(o in retired for o in MULTI[pred][1]):
+                pred = "likes"  # every tool switched from
+            obj = rng.choice([o for o in MULTI[pred][1] if o not in retired])
             content, role = MULTI[pred][0].format(obj), "user"
             plan.statements.append((pred, obj, t))
+            if pred == "uses" and obj not in used:
+                used.append(obj)
         elif roll < 0.85:
             content, role = "Noted.", "assistant"
         else:
@@ -91,6 +108,8 @@ def oracle(plan: UserPlan) -> tuple[dict[str, list[tuple[str, datetime]]], dict[
         if pred in SLOTS:
             if not runs[pred] or runs[pred][-1][0] != obj:
                 runs[pred].append((obj, t))
+        elif pred.startswith("-"):  # a switch ended it
+            multi[pred[1:]].discard(obj)
         else:
             multi[pred].add(obj)
     return runs, multi
@@ -441,7 +460,10 @@ def compare(plans: list[UserPlan], stores_for: Any) -> Counter[str]:
     for plan in plans:
         graph, chroma = stores_for(plan.user_id)
         runs, multi = oracle(plan)
-        n["expected"] += sum(len(r) for r in runs.values()) + sum(len(s) for s in multi.values())
+        # one memory per value run, and per multi-valued fact ever stated (an ended one stays,
+        # superseded)
+        n["expected"] += sum(len(r) for r in runs.values()) + len(
+            {(p, o) for p, o, _ in plan.statements if p in MULTI})
         memories = graph.read_memories(plan.user_id, include_inactive=True)  # the record
         n["found"] += len(memories)
         index = chroma.index(plan.user_id)  # must hold each memory, of its text and status

@@ -140,11 +140,11 @@ def test_stress_with_users_moved_between_shards_mid_run(services: None) -> None:
     """Random users moved between shards (workers.shards.move: fenced by the claim, the
     moving mark and the epoch Coord.post checks) every second while the run goes on, with
     redeliveries and workers frozen past their leases."""
-    figures = _stress("--users", "10", "--turns", "40", "--workers", "3", "--shuffle",
+    figures = _stress("--users", "10", "--turns", "60", "--workers", "3", "--shuffle",
                       "--redeliver", "--neo4j-shards", "2", "--chroma-shards", "3",
                       "--move-every", "1", "--pause-workers", "--fault-every", "4",
                       "--pause-s", "8", "--seed", "11")
-    assert int(figures["users moved"]) >= 5
+    assert int(figures["users moved"]) >= 5, figures
 
 
 def _line(user: str, turn: str, text: str, day: int) -> str:

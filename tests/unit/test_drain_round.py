@@ -185,3 +185,31 @@ def test_a_change_applied_before_the_statement_it_ended_gives_the_same_memories(
         ops = [e.operation for e in graph.audit("u1") if e.memory_id == old.id]
         assert Operation.SUPERSEDE in ops
     assert results[0] == results[1]
+
+
+def test_sessions_that_state_a_value_twice_and_then_end_it_agree_in_every_order() -> None:
+    """Two statements of a tool, then a change away from it, applied in all six orders: the
+    same memories (what they say, their status and times) as in event order."""
+    import itertools
+
+    texts = [("s1", "We use Terraform.", T0), ("s2", "We use Terraform.", T0 + timedelta(days=2)),
+             ("s3", "We switched from Terraform to Pulumi.", T0 + timedelta(days=9))]
+    results = set()
+    for order in itertools.permutations(range(3)):
+        graph = FencedGraph()
+        ports = _ports(graph=graph)
+        batches = [_batch(ports, "u1", s, [text], at) for s, text, at in texts]
+        for i in order:
+            assert not _round(ports, "u1", [batches[i]]).stale
+        every = graph.read_memories("u1", include_inactive=True)
+        results.add(tuple(sorted((m.content, str(m.status), m.valid_at, m.invalid_at)
+                                 for m in every)))
+        audit = graph.audit("u1")
+        for m in every:  # every memory's trail: added, and closed when it is history
+            ops = {e.operation for e in audit if e.memory_id == m.id}
+            assert Operation.ADD in ops and (m.is_current or Operation.SUPERSEDE in ops), order
+    assert len(results) == 1, results
+    (state,) = results
+    assert [(c, s) for c, s, _, _ in state] == [
+        ("The user uses Pulumi (switched from Terraform).", "current"),
+        ("The user's team uses Terraform.", "superseded")]

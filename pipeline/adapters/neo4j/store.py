@@ -300,7 +300,8 @@ class Neo4jGraph:
                                             projected=int(row["projected"])),
                         applied=frozenset(str(b) for b in row["applied"]), holders=holders,
                         memories=memories, exact=exact,
-                        enders=sorted(str(e) for e in row["enders"]))
+                        enders=sorted(str(e) for e in row["enders"]),
+                        ended=sorted(str(e) for e in row["ended"]))
 
     def near_current(self, user_id: str, near: Sequence[Sequence[str]],
                      k: int) -> list[StoredMemory]:

@@ -28,6 +28,13 @@ CALL () {
     AND r.expired_at IS NULL
   RETURN collect(DISTINCT r.memory_id) AS enders
 }
+// and the memories they closed: a second late statement of an ended fact is that history
+CALL (enders) {
+  UNWIND enders AS ender
+  MATCH (c:Memory)-[:SUPERSEDED_BY]->(:Memory {id: ender})
+  WHERE c.user_id = $user_id
+  RETURN collect(DISTINCT c.id) AS ended
+}
 CALL () {
   MATCH (m:Memory)
   WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
@@ -36,9 +43,9 @@ CALL () {
                     expires_at: toString(m.expires_at),
                     last_accessed_at: toString(m.last_accessed_at)}) AS exact
 }
-CALL (holders, enders) {
+CALL (holders, enders, ended) {
   // one index lookup per id (an OR in a WHERE would scan the user's memories)
-  UNWIND $ids + [h IN holders | h.memory_id] + enders AS wanted
+  UNWIND $ids + [h IN holders | h.memory_id] + enders + ended AS wanted
   WITH DISTINCT wanted
   MATCH (m:Memory {id: wanted})
   WHERE m.user_id = $user_id
@@ -47,4 +54,4 @@ CALL (holders, enders) {
                     expires_at: toString(m.expires_at),
                     last_accessed_at: toString(m.last_accessed_at)}) AS memories
 }
-RETURN version, projected, applied, holders, exact, memories, enders
+RETURN version, projected, applied, holders, exact, memories, enders, ended
