@@ -243,12 +243,19 @@ def test_a_plan_finds_the_change_that_ended_a_fact_of_its_slots(backend: Backend
                 "replaces": [Triple(subject="user", predicate="uses", object="MySQL")]})
     plain = _memory(user, "The user uses Redis.", [turn_ref("s2", "t1")]).model_copy(
         update={"triples": [Triple(subject="user", predicate="uses", object="Redis")]})
+    mysql = _memory(user, "The user uses MySQL.", [turn_ref("s1", "t0")],
+                    status=Status.SUPERSEDED, valid=NOW - timedelta(days=5),
+                    invalid=NOW - timedelta(days=1)).model_copy(update={
+                        "triples": [Triple(subject="user", predicate="uses", object="MySQL")],
+                        "superseded_by": change.id})
     v0 = backend.graph.version(user).version
-    v1 = backend.graph.apply(user, [change, plain], [], NOW, expected=v0)
+    v1 = backend.graph.apply(user, [change, plain, mysql], [], NOW, expected=v0)
     view = backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
                                    ends=[("User", "uses")])
     assert view.enders == [change.id]  # not the plain statement
     assert view.memories[change.id].replaces == change.replaces  # kept as stated
+    assert view.ended == [mysql.id]  # what it closed, in full
+    assert view.memories[mysql.id].superseded_by == change.id
     assert backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
                                    ends=[("user", "lives_in")]).enders == []
     closed = change.with_changes(status=Status.SUPERSEDED, invalid_at=NOW)
