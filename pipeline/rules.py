@@ -197,7 +197,8 @@ RULES: tuple[Rule, ...] = (
           0.85, 0.7),
     _rule(rf"(?:we|I)(?:'ve| have)?(?: (?:just|recently|finally|now|officially))* (?:moved"
           rf"|relocated)(?: (?:back|down|up|out|over|away))? from (?P<old>{_PLACE}) to "
-          rf"(?P<obj>{_PLACE})(?: .*)?", _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7),
+          rf"(?P<obj>{_PLACE})(?: .*)?", _P, "lives_in", "The user lives in {obj}.", 0.9, 0.7,
+          reject=tools.product_pattern()),  # "we moved from Grafana to Datadog": a tool
     _rule(rf"(?:(?:I(?:'m| am|'ll| will)|we(?:'re| are|'ll| will)) |I |we )?(?:fly|flying|head"
           rf"|heading|travel|travell?ing|drive|driving|leave for|leaving for|fly out|flying out)"
           rf" (?:out |back |over |down |up )?"

@@ -60,6 +60,14 @@ def product_job(value: str) -> str | None:
     return best[1] if best else None
 
 
+def product_pattern() -> str:
+    """A pattern (for ``re.I``) of a well-known product written in Latin letters, and nothing
+    after it: "Datadog" is no place to move to ("Salt Lake City" is, though Salt is a tool)."""
+    names = sorted({p.strip() for j in jobs() for p in j.products if p[:1].isascii()},
+                   key=len, reverse=True)
+    return rf"(?:{'|'.join(re.escape(n) for n in names if n)})\s*$"
+
+
 def job_of(value: str, clause: str, sentence: str) -> str | None:
     """The job the value is used for: its product's, else the one the clause names, else the
     one the sentence names (only when it names one job)."""

@@ -114,3 +114,19 @@ def test_a_move_of_production_to_another_cloud_ends_the_old_one() -> None:
     assert ("uses_cloud", "腾讯云") in jobs_of(old)
     assert ("uses_cloud", "Google Cloud") in jobs_of(new)
     assert _closes(old, new)
+
+
+def test_a_move_between_tools_is_a_change_of_tool_not_of_home() -> None:
+    from datetime import UTC, datetime
+
+    from memq.pipeline.rules import RuleExtractor
+    from memq.schemas import Turn
+
+    def said(text: str) -> list[tuple[str, str]]:
+        turn = Turn(turn_id="t1", role="user", content=text,
+                    timestamp=datetime(2026, 3, 1, tzinfo=UTC))
+        return [(t.predicate, t.object) for c in RuleExtractor().extract([turn])
+                for t in c.triples[:1]]
+
+    assert said("We moved from Grafana to Datadog.") == [("uses", "Datadog")]
+    assert said("We moved from Denver to Salt Lake City.") == [("lives_in", "Salt Lake City")]
