@@ -304,6 +304,11 @@ class _Planner:
                 return ender, said
         return None
 
+    def _other_slot(self, memory: StoredMemory, triple: Triple) -> bool:
+        """Whether the memory states single-valued facts, none of them of ``triple``'s slot."""
+        single = [t for t in memory.triples if self.predicates.is_single(t.predicate)]
+        return bool(single) and all(t.slot != triple.slot for t in single)
+
     def _again(self, p: Prepared, existing: StoredMemory, why: str) -> str:
         """A fact already known, said again: a duplicate, or (said before the memory's time: a
         session applied late) earlier evidence that it held from then, as in event order."""
@@ -325,15 +330,20 @@ class _Planner:
         afterwards (None when it is only history, a late arrival)."""
         cand = p.candidate
         pool = self._pool(p)
+        slot = self._slot(p)
+        if slot is not None:
+            # a single-valued fact is no duplicate, nor a refinement, of another slot's
+            # memory ("用户是律师助理" beside "用户在律所工作", said in one turn: MiniLM puts
+            # Chinese sentences of one pattern at 0.95+)
+            pool = [(m, s) for m, s in pool if not self._other_slot(m, slot[0])]
         top, sim = pool[0] if pool else (None, 0.0)
         closeness = classify(sim, self.thresholds)
-        if top is not None and closeness is not Closeness.DISTINCT and set(
-            cand.source_turn_ids
-        ) <= set(top.source_turn_ids):
+        if top is not None and closeness is not Closeness.DISTINCT and (
+                top.id not in self.added) and set(cand.source_turn_ids) <= set(
+                    top.source_turn_ids):
             return None  # folded into that memory before (a refinement): redelivery, no change
         # Slots first: "prod is Ubuntu 22.04" vs "... 24.04" are worded alike (similarity
         # ~0.96) yet state different values of a single-valued fact.
-        slot = self._slot(p)
         if slot is not None and slot[1]:
             return self.on_slot(p, *slot)
         ended = self._ended(p)

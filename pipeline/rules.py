@@ -959,7 +959,10 @@ class RuleExtractor:
                     t = candidate.triples[0]
                     key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
                     found[key] = _merge(found[key], candidate) if key in found else candidate
-        return list(found.values())
+        # a workplace read twice is no team ("我在协和医院消化内科工作": works_at, not team too)
+        workplaces = {(s, o) for s, _, p, o in found if p == "works_at"}
+        return [c for (s, _, p, o), c in found.items()
+                if not (p == "team" and (s, o) in workplaces)]
 
     def _from_clause(self, clause: str, turn: Turn, hedged: bool, sentence: str = ""
                      ) -> list[CandidateMemory]:

@@ -96,8 +96,11 @@ def judge(case: Case, memories: list[Any], audit: list[Any]) -> Outcome:
     def objects(m: Any) -> list[str]:
         return [t.object for t in m.triples]
 
+    # a memory stating the new value is not one of the old ("CentOS 7" -> "CentOS 8"), unless
+    # it states the old one exactly ("护士" -> "护士长": the new names the old)
     old = [m for m in memories if any(names(o, case.old) for o in objects(m))
-           and not (case.new and any(names(o, case.new) for o in objects(m)))]
+           and not (case.new and any(names(o, case.new) and _key(o) != _key(case.old)
+                                     for o in objects(m)))]
     superseded = {a.memory_id for a in audit if str(a.operation) == "supersede"}
     if not old:
         return Outcome(False, False, "the old value never became a memory")

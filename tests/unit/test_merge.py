@@ -500,6 +500,22 @@ def test_a_value_a_newer_change_ended_is_history_when_it_comes_late() -> None:
     assert written(p)[ids.memory_id(USER, again.content, ["t2"])].is_current
 
 
+def test_a_single_valued_fact_is_no_duplicate_of_another_slots_memory() -> None:
+    """Worded alike (similarity 0.97), yet the role is not the employer."""
+    works = stored("用户在律所工作。", triples=[triple("works_at", "律所")])
+    c = cand("用户是律师助理。", "t1", at=DAY1, triples=[triple("role", "律师助理")])
+    p = plan(prep(c, X, neighbors=[(works, 0.97)]))
+    assert [op for op, _ in ops(p)] == [Operation.ADD]
+    # nor of one this batch added from the same turn (no fold "before": it is new)
+    works_now = cand("用户在律所工作。", "t1", at=DAY1, triples=[triple("works_at", "律所")])
+    p = plan(prep(works_now, Y), prep(c, near(Y, 0.97)))
+    assert [op for op, _ in ops(p)] == [Operation.ADD, Operation.ADD]
+    # a memory of no single-valued fact is still its duplicate
+    said = stored("用户是律师助理", triples=[triple("likes", "法律")])
+    p = plan(prep(c, X, neighbors=[(said, 0.97)]))
+    assert ops(p) == [(Operation.DROP_DUPLICATE, said.id)]
+
+
 # -- judge calls made ahead (service.prejudge) ------------------------------------------------
 class GatedJudge:
     """Answers NEW for everything; its first ``together`` calls wait for each other at a
