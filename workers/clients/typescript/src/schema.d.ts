@@ -636,6 +636,8 @@ export interface components {
             kind: components["schemas"]["Kind"];
             /** Last Accessed At */
             last_accessed_at?: string | null;
+            /** Replaces */
+            replaces?: components["schemas"]["Triple"][];
             /**
              * Scope
              * @default long_term
