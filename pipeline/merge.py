@@ -354,10 +354,7 @@ class _Planner:
             twin = self._history(p, ender, said)
             if twin is None:
                 return self.insert(p, None, ender, why)
-            if cand.valid_at < twin.valid_at:  # the same history, known from earlier
-                return self.extend(p, twin, None, why)
-            self.drop(p, twin, f"duplicate: the same fact, already history ({why})")
-            return twin.id
+            return self._again(p, twin, f"the same fact, already history ({why})")
         exact = self._view(p.exact) if p.exact is not None else None
         if exact is not None and exact.is_current:  # not left to approximate search
             return self._again(p, exact, "the same sentence is already a current memory")
