@@ -650,7 +650,12 @@ _PREFIX_WORDS = (r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actuall
 _PREFIX = re.compile(_PREFIX_WORDS.format(now="|现在|目前"), re.I)
 # a sentence keeps its 现在 (a clause does not): "现在所有笔记都放X里了" states a change
 _SENTENCE_PREFIX = re.compile(_PREFIX_WORDS.format(now=""), re.I)
-_SENTENCES = re.compile(r"(?<=[!?;。！？；\n…])|(?<=\.)(?=\s)")
+# a title's or a Latin abbreviation's full stop ends no sentence ("from Dr. Patel", "e.g. yoga"):
+# it cut a memory to "… prescribed antibiotics by their primary care physician, Dr."
+_ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in (
+    "Dr", "Mr", "Mrs", "Ms", "Mx", "St", "Mt", "Prof", "Sr", "Jr", "vs", "e\\.g", "i\\.e",
+    "approx"))
+_SENTENCES = re.compile(rf"(?<=[!?;。！？；\n…])|(?<=\.){_ABBREVIATIONS}(?=\s)")
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
                       r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
                       r"|每周|经常)|(?<!remember)(?<!note),\s*"

@@ -274,6 +274,15 @@ def test_sentences_of_one_turn_keep_their_turn() -> None:
         ("The user lives in Rome.", ["x"], DAY2), ("The user likes pasta.", ["x"], DAY2)]
 
 
+def test_a_title_or_latin_abbreviation_ends_no_sentence() -> None:
+    found = extract("I just got back from a follow-up appointment with my dermatologist, Dr. Lee, "
+                    "to get a biopsy. I love jazz, e.g. Miles Davis. I went to St. Louis.")
+    assert [c.content for c in found] == [
+        "The user just got back from a follow-up appointment with their dermatologist, Dr. Lee, "
+        "to get a biopsy.", "The user likes jazz, e.g. Miles Davis.",
+        "The user went to St. Louis."]
+
+
 def test_joke_anywhere_in_the_turn_drops_the_whole_turn() -> None:
     assert extract("I live in Rome. I'm a dragon, haha.") == []
 
