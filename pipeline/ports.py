@@ -173,8 +173,12 @@ class EpisodeStore(Protocol):
 
     def add(
         self, user_id: str, session_id: str, turns: Sequence[Turn], vectors: Sequence[Vector],
-        model_id: str, now: datetime,
-    ) -> int: ...
+        model_id: str, now: datetime, passages: Sequence[Sequence[Vector]] = (),
+    ) -> int:
+        """Each turn with its vector and (``passages``, if given: one list per turn) the
+        vectors of its passages (``recall.passages``): the turn's cosine to a query, as
+        ``VectorIndex`` reports it, is the best of these."""
+        ...
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]: ...
 
@@ -201,7 +205,8 @@ class VectorIndex(Protocol):
     of one model are never compared with another's."""
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        """The k raw turns nearest ``vector`` (Hit.score: cosine), nearest first."""
+        """The k raw turns nearest ``vector`` by their whole text (Hit.score: the turn's
+        cosine, the best of its whole text's and its passages'), best first."""
         ...
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int

@@ -160,6 +160,32 @@ def episode_text(content: str, who: str | None, when: datetime) -> str:
     return f"{who} on {_day(when)}: {content}" if who else f"On {_day(when)}: {content}"
 
 
+# A long turn's vector is mostly about whatever fills most of it: "I still remember the happy
+# high school experiences … Speaking of future, what are the average salaries for data
+# scientists …" sits at cosine 0.02 to "Should I attend my high school reunion?", its first
+# sentence alone at 0.36. So a turn of PASSAGE_MIN_CHARS or more is also embedded sentence by
+# sentence (its passages, at most MAX_PASSAGES), and a turn's cosine to a query is the best of
+# its whole text's and its passages'. Stored signals, the passages scored at query time for
+# the candidates found (one run each, 2026-12-06): LongMemEval dev recall@10 0.921 -> 0.943
+# (preference 0.750 -> 0.833, multi-session 0.775 -> 0.850; 0.937 from 300 characters up),
+# LoCoMo dev 0.736 -> 0.747 (@5 0.634 -> 0.643, every category up)
+PASSAGE_MIN_CHARS = 120
+MAX_PASSAGES = 8
+_PASSAGE_CUT = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+|\n+")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+
+
+def passages(content: str) -> list[str]:
+    """The sentences of a long turn that are embedded on their own besides the whole turn
+    (none for a turn under ``PASSAGE_MIN_CHARS`` or of one sentence): each of at least 20
+    characters (8 in Chinese), the first ``MAX_PASSAGES``."""
+    if len(content) < PASSAGE_MIN_CHARS:
+        return []
+    pieces = [p.strip() for p in _PASSAGE_CUT.split(content)]
+    kept = [p for p in pieces if len(p) >= (8 if _CJK_CHAR.search(p) else 20)]
+    return kept[:MAX_PASSAGES] if len(kept) > 1 else []
+
+
 def search_text(content: str, speaker: str | None, previous: str | None,
                 when: datetime) -> str:
     """What a turn's BM25 document holds: its speaker, its text, the end of the turn it replies

@@ -91,6 +91,13 @@ class _Episode:
     hit: Hit
     document: list[str]
     vectors: dict[str, Vector] = field(default_factory=dict)  # model id -> vector
+    # model id -> its passages' vectors (recall.passages)
+    passages: dict[str, list[Vector]] = field(default_factory=dict)
+
+    def cosine(self, vector: Vector, model_id: str) -> float:
+        """The turn's cosine: the best of its whole text's and its passages'."""
+        return max(_cosine(vector, v)
+                   for v in (self.vectors[model_id], *self.passages.get(model_id, ())))
 
 
 @dataclass
@@ -109,7 +116,8 @@ class InMemoryIndex:
 
     # -- writes (what the pipeline's projection and episode store do) -----------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
-            vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
+            vectors: Sequence[Vector], model_id: str, now: datetime,
+            passages: Sequence[Sequence[Vector]] = ()) -> int:
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
         around = recall.neighbors(episode_ids)
         mine = self._episodes.setdefault(user_id, {})
@@ -122,6 +130,7 @@ class InMemoryIndex:
                                                  recall.replied_to(turns, i), t.timestamp))
             entry = mine.setdefault(hit.id, _Episode(hit, document))
             entry.vectors[model_id] = list(vector)
+            entry.passages[model_id] = [list(v) for v in passages[i]] if passages else []
         return len(turns)
 
     def upsert(self, memories: Sequence[StoredMemory], vectors: Sequence[Vector | None]
@@ -195,10 +204,12 @@ class InMemoryIndex:
 
     # -- VectorIndex --------------------------------------------------------------------------
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        scored = [(_cosine(vector, e.vectors[model_id]), key, e)
-                  for key, e in self._episodes.get(user_id, {}).items() if model_id in e.vectors]
+        nearest = sorted(((_cosine(vector, e.vectors[model_id]), key, e)
+                          for key, e in self._episodes.get(user_id, {}).items()
+                          if model_id in e.vectors), key=lambda t: (-t[0], t[1]))[:k]
+        scored = [(e.cosine(vector, model_id), key, e) for _, key, e in nearest]
         return [_scored(e.hit, score) for score, _, e in
-                sorted(scored, key=lambda t: (-t[0], t[1]))[:k]]
+                sorted(scored, key=lambda t: (-t[0], t[1]))]
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
                 *, memories: bool = False) -> dict[str, float]:
@@ -207,7 +218,9 @@ class InMemoryIndex:
         out = {}
         for record in record_ids:
             entry = held.get(record)
-            if entry is not None and model_id in entry.vectors:
+            if isinstance(entry, _Episode) and model_id in entry.vectors:
+                out[record] = entry.cosine(vector, model_id)
+            elif entry is not None and model_id in entry.vectors:
                 out[record] = _cosine(vector, entry.vectors[model_id])
         return out
 

@@ -27,6 +27,7 @@ from the network), in cosine space.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -148,13 +149,48 @@ def memory_metadata(m: StoredMemory) -> dict[str, Any]:
 
 
 def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
-                     now: datetime, neighbors: Sequence[str] = ()) -> dict[str, Any]:
-    return _pack({
+                     now: datetime, neighbors: Sequence[str] = (),
+                     passages: Sequence[Vector] = ()) -> dict[str, Any]:
+    fields = {
         "content": turn.content, "user_id": user_id, "session_id": session_id,
         "turn_id": turn.turn_id, "ref": turn_ref(session_id, turn.turn_id), "role": turn.role,
         "event_at": _ts(turn.timestamp), "created_at": _ts(now), "embedding_model": model_id,
         "speaker": turn.speaker or "", "metadata": turn.metadata, "neighbors": list(neighbors),
-    }, EPISODE_KEYS)
+    }
+    if passages:
+        fields["passages"] = pack_passages(passages)
+    return _pack(fields, EPISODE_KEYS)
+
+
+def pack_passages(vectors: Sequence[Vector]) -> str:
+    """A turn's passage vectors (``recall.passages``) as its record keeps them, beside its
+    own vector (Chroma holds one per record): each unit vector as int8 with its scale
+    (base64 of the n float32 scales, then the n x d int8 values; ~520 characters a passage
+    for MiniLM, cosines within 0.01 of float32's)."""
+    unit = _unit_rows(vectors)
+    scales = np.maximum(np.abs(unit).max(axis=1), 1e-12) / 127.0
+    values = np.rint(unit / scales[:, None]).astype(np.int8)
+    return base64.b64encode(scales.astype("<f4").tobytes() + values.tobytes()).decode()
+
+
+def passage_cosine(packed: str, unit_query: np.ndarray) -> float | None:
+    """The best cosine of a unit query vector to the passages :func:`pack_passages` packed
+    (None: none of its dimension)."""
+    raw = base64.b64decode(packed)
+    d = unit_query.shape[0]
+    n = len(raw) // (4 + d)
+    if n == 0 or len(raw) != n * (4 + d):
+        return None
+    scales = np.frombuffer(raw[:4 * n], dtype="<f4")
+    values = np.frombuffer(raw[4 * n:], dtype=np.int8).reshape(n, d).astype(np.float32)
+    return float(((values * scales[:, None]) @ unit_query).max())
+
+
+def _turn_cosine(score: float, fields: dict[str, Any], unit_query: np.ndarray) -> float:
+    """A turn's cosine: the best of its whole text's (``score``) and its passages'."""
+    packed = fields.get("passages")
+    best = passage_cosine(packed, unit_query) if isinstance(packed, str) and packed else None
+    return score if best is None else max(score, best)
 
 
 def _rows(res: Any) -> Iterator[tuple[str, Any]]:
@@ -775,9 +811,18 @@ class ChromaStores:
             return 0
         fields = [{**_unpack(m, EPISODE_KEYS), "embedding_model": model_id}
                   for _, m in _rows(res)]
-        vectors = embed([recall.episode_text(str(f["content"]), f.get("speaker") or f.get("role"),
-                                             _dt(f["event_at"]) or datetime.now(UTC))
-                         for f in fields])
+        whens = [_dt(f["event_at"]) or datetime.now(UTC) for f in fields]
+        pieces = [recall.passages(str(f["content"])) for f in fields]
+        embedded = embed([recall.episode_text(str(f["content"]), f.get("speaker") or f.get("role"),
+                                              when) for f, when in zip(fields, whens, strict=True)]
+                         + [recall.episode_text(p, f.get("speaker") or f.get("role"), when)
+                            for f, when, ps in zip(fields, whens, pieces, strict=True)
+                            for p in ps])
+        vectors, rest = embedded[:len(fields)], iter(embedded[len(fields):])
+        for f, ps in zip(fields, pieces, strict=True):  # the passages under the new model
+            f.pop("passages", None)
+            if ps:
+                f["passages"] = pack_passages([next(rest) for _ in ps])
         place = self._write(EPISODES, model_id, user_id, lambda p: self._upsert(
             p, user_id, list(res["ids"]), vectors, [_pack(f, EPISODE_KEYS) for f in fields]))
         self._delete(source, list(res["ids"]))  # after: a crash repeats
@@ -786,13 +831,15 @@ class ChromaStores:
 
     # -- episodes -------------------------------------------------------------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
-            vectors: Sequence[Vector], model_id: str, now: datetime) -> int:
+            vectors: Sequence[Vector], model_id: str, now: datetime,
+            passages: Sequence[Sequence[Vector]] = ()) -> int:
         if not turns:
             return 0
         episode_ids = [ids.episode_id(user_id, turn_ref(session_id, t.turn_id)) for t in turns]
         around = recall.neighbors(episode_ids)
-        metadatas = [episode_metadata(user_id, session_id, t, model_id, now, near)
-                     for t, near in zip(turns, around, strict=True)]
+        metadatas = [episode_metadata(user_id, session_id, t, model_id, now, near,
+                                      passages[i] if passages else ())
+                     for i, (t, near) in enumerate(zip(turns, around, strict=True))]
         place = None
         for start in range(0, len(turns), WRITE_BATCH):
             def write(p: _Place, s: int = start, e: int = start + WRITE_BATCH) -> None:
@@ -828,31 +875,38 @@ class ChromaStores:
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
         (top,) = self._nearest(self._places(EPISODES, user_id, model_id), [vector], k,
                                ["metadatas"])
+        q = _unit_rows([vector])[0]
         hits = []
         for i, score, m in top:
             f = episode_fields(m)
             hits.append(Hit(
-                id=i, type="episode", content=f["content"], score=score,
+                id=i, type="episode", content=f["content"], score=_turn_cosine(score, f, q),
                 event_at=_dt(f["event_at"]) or datetime.min.replace(tzinfo=UTC),
                 created_at=_dt(f["created_at"]) or datetime.min.replace(tzinfo=UTC),
                 source_turn_ids=[f.get("ref") or f["turn_id"]],
                 role=f["role"], speaker=f.get("speaker") or None,
                 neighbors=tuple(f.get("neighbors") or ())))
-        return hits
+        return sorted(hits, key=lambda h: (-h.score, h.id))
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
                 *, memories: bool = False) -> dict[str, float]:
         """The exact cosine of ``vector`` to each of these records (episodes, or memories) that
         the user has under ``model_id``, in one request a place: what a candidate found by
-        BM25 alone scores on the dense signal."""
+        BM25 alone scores on the dense signal (a turn's: the best of its whole text's and its
+        passages')."""
         out: dict[str, float] = {}
         if not record_ids:
             return out
         q = _unit_rows([vector])[0]
+        include = ["embeddings"] if memories else ["embeddings", "metadatas"]
         for place in self._places(MEMORIES if memories else EPISODES, user_id, model_id):
-            for res in self._by_ids(place, record_ids, ["embeddings"]):
-                out.update({str(i): float(c) for i, c in zip(
-                    res["ids"], _unit_rows(res["embeddings"]) @ q, strict=True)})
+            for res in self._by_ids(place, record_ids, include):
+                whole = _unit_rows(res["embeddings"]) @ q
+                if memories:
+                    out.update({str(i): float(c) for i, c in zip(res["ids"], whole, strict=True)})
+                    continue
+                out.update({str(i): _turn_cosine(float(c), episode_fields(m), q) for i, c, m in
+                            zip(res["ids"], whole, res["metadatas"], strict=True)})
         return out
 
     def count_episodes(self, user_id: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from integration.conftest import CHROMA_PORT, NEO4J_URI
-from memq.pipeline import ids
+from memq.pipeline import ids, recall
 from memq.pipeline.errors import StaleVersion
 from memq.pipeline.testing import FencedGraph, HashEmbedder, InMemoryIndex
 from memq.schemas import Kind, Status, StoredMemory, Turn, turn_ref
@@ -44,8 +44,8 @@ def _fake() -> Backend:
         index.upsert([m], [vector])
 
     return Backend("fake", index, index, graph,
-                   lambda u, s, turns, vectors: index.add(u, s, turns, vectors,
-                                                                EMBED.model_id, NOW),
+                   lambda u, s, turns, vectors, passages=(): index.add(
+                       u, s, turns, vectors, EMBED.model_id, NOW, passages),
                    add_memory, [])
 
 
@@ -55,9 +55,10 @@ def _real(services: None) -> Backend:
 
     graph, chroma = Neo4jGraph(NEO4J_URI), ChromaStores.connect("127.0.0.1", CHROMA_PORT)
 
-    def add_turns(u: str, s: str, turns: list[Turn], vectors: list[list[float]]) -> None:
+    def add_turns(u: str, s: str, turns: list[Turn], vectors: list[list[float]],
+                  passages: list[list[list[float]]] | None = None) -> None:
         graph.add_episodes(u, s, turns, NOW)
-        chroma.add(u, s, turns, vectors, EMBED.model_id, NOW)
+        chroma.add(u, s, turns, vectors, EMBED.model_id, NOW, passages or ())
 
     def add_memory(m: StoredMemory, vector: list[float]) -> None:
         graph.apply(m.user_id, [m], [], NOW, expected=None)
@@ -144,6 +145,26 @@ def test_vector_search_is_per_user_and_per_model(backend: Backend) -> None:
     same = backend.vectors.cosines(a, [ids_a[0], "e_not_there"], EMBED.embed(
         ["I keep bees in the garden."])[0], EMBED.model_id)
     assert set(same) == {ids_a[0]} and same[ids_a[0]] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_long_turns_cosine_is_the_best_of_its_passages(backend: Backend) -> None:
+    user = _user(backend)
+    long = ("I still remember the happy high school experiences of the debate team. Speaking "
+            "of the future, what are the average salaries for data scientists in industry?")
+    pieces = recall.passages(long)
+    assert len(pieces) == 2
+    turns = [Turn(turn_id=f"t{i}", role="user", content=t, timestamp=NOW)
+             for i, t in enumerate([long, "I had tea in the morning."])]
+    backend.add_turns(user, "s1", turns, EMBED.embed([t.content for t in turns]),
+                      [EMBED.embed(pieces), []])
+    ids_ = [ids.episode_id(user, turn_ref("s1", t.turn_id)) for t in turns]
+    query = EMBED.embed([pieces[0]])[0]  # one passage, word for word
+    whole = backend.vectors.cosines(user, ids_[:1], query, EMBED.model_id, memories=False)
+    assert whole[ids_[0]] == pytest.approx(1.0, abs=0.01)  # the passage's, not the turn's
+    hits = backend.vectors.search(user, query, EMBED.model_id, 5)
+    assert [h.id for h in hits] == ids_
+    assert hits[0].score == pytest.approx(1.0, abs=0.01)
+    assert backend.vectors.search(user, query, "another-model", 5) == []
 
 
 def test_nearest_memories_are_ids_and_the_graph_says_what_they_are(backend: Backend) -> None:

@@ -50,7 +50,8 @@ class Episodes:
         self.done = threading.Event()
 
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
-            vectors: Sequence[Sequence[float]], model_id: str, now: datetime) -> int:
+            vectors: Sequence[Sequence[float]], model_id: str, now: datetime,
+            passages: Sequence[Sequence[Sequence[float]]] = ()) -> int:
         if not self.started.wait(timeout=10):
             raise TimeoutError("the extraction never started while episodes were written")
         if self.fail:
