@@ -205,8 +205,8 @@ class VectorIndex(Protocol):
     of one model are never compared with another's."""
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
-        """The k raw turns nearest ``vector`` by their whole text (Hit.score: the turn's
-        cosine, the best of its whole text's and its passages'), best first."""
+        """The k raw turns nearest ``vector`` by their own vectors (Hit.score: the turn's
+        cosine, the best of its vector's and its passages'), best first."""
         ...
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int

@@ -114,13 +114,8 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     extraction does not read episodes. Both writes are idempotent. Nothing is returned before
     they are done, and their error, if any, is raised (after the extraction's own, which
     wins)."""
-    pieces = [recall.passages(t.content) for t in turns]
-    texts = [recall.episode_text(t.content, t.speaker or t.role, t.timestamp) for t in turns]
-    texts += [recall.episode_text(p, t.speaker or t.role, t.timestamp)
-              for t, ps in zip(turns, pieces, strict=True) for p in ps]
-    embedded = ports.embedder.embed(texts)  # the turns, then their passages: one call
-    vectors, rest = embedded[:len(turns)], iter(embedded[len(turns):])
-    passage_vectors = [[next(rest) for _ in ps] for ps in pieces]
+    vectors, passage_vectors = recall.turn_vectors(
+        ports.embedder.embed, [(t.content, t.speaker or t.role, t.timestamp) for t in turns])
 
     def write_episodes() -> int:
         written = ports.episodes.add(user_id, session_id, turns, vectors,

@@ -811,18 +811,13 @@ class ChromaStores:
             return 0
         fields = [{**_unpack(m, EPISODE_KEYS), "embedding_model": model_id}
                   for _, m in _rows(res)]
-        whens = [_dt(f["event_at"]) or datetime.now(UTC) for f in fields]
-        pieces = [recall.passages(str(f["content"])) for f in fields]
-        embedded = embed([recall.episode_text(str(f["content"]), f.get("speaker") or f.get("role"),
-                                              when) for f, when in zip(fields, whens, strict=True)]
-                         + [recall.episode_text(p, f.get("speaker") or f.get("role"), when)
-                            for f, when, ps in zip(fields, whens, pieces, strict=True)
-                            for p in ps])
-        vectors, rest = embedded[:len(fields)], iter(embedded[len(fields):])
-        for f, ps in zip(fields, pieces, strict=True):  # the passages under the new model
+        vectors, parts = recall.turn_vectors(embed, [
+            (str(f["content"]), f.get("speaker") or f.get("role"),
+             _dt(f["event_at"]) or datetime.now(UTC)) for f in fields])
+        for f, vs in zip(fields, parts, strict=True):  # the passages under the new model
             f.pop("passages", None)
-            if ps:
-                f["passages"] = pack_passages([next(rest) for _ in ps])
+            if vs:
+                f["passages"] = pack_passages(vs)
         place = self._write(EPISODES, model_id, user_id, lambda p: self._upsert(
             p, user_id, list(res["ids"]), vectors, [_pack(f, EPISODE_KEYS) for f in fields]))
         self._delete(source, list(res["ids"]))  # after: a crash repeats

@@ -16,8 +16,10 @@ from memq.pipeline.recall import (
     lucene_query,
     named_speakers,
     neighbors,
+    passages,
     replied_to,
     search_text,
+    turn_vectors,
     user_key,
 )
 
@@ -270,3 +272,37 @@ def test_the_times_a_question_names() -> None:
     assert days("three days ago") == ("2023-06-27", "2023-06-29")
     assert days("February 30, 2023") is None  # no such day
     assert days("What is my job?") is None
+
+
+LONG = ("I still remember the happy high school experiences of the debate team. Speaking of the "
+        "future, what are the average salaries for data scientists in industry?")
+
+
+def test_a_long_turn_has_passages_a_short_one_none() -> None:
+    assert passages(LONG) == [
+        "I still remember the happy high school experiences of the debate team.",
+        "Speaking of the future, what are the average salaries for data scientists in industry?"]
+    assert passages("I keep bees. They are fine.") == []  # short
+    assert passages("x" * 200) == []  # one sentence
+    zh = ["我们组线上跑的是CentOS 7的物理机，内核还是老古董。", "这个月起全量切到Rocky Linux 9了！",
+          "最后一台老机器昨天下线了，大家都松了一口气，终于不用再维护那些老古董了。"]
+    assert len("".join(zh)) >= 60 and passages("".join(zh) * 2) == [*zh, *zh]
+
+
+def test_turn_vectors_embed_each_text_once_in_one_call() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(texts)
+        return [[float(len(t)), 1.0] for t in texts]
+
+    when = datetime(2024, 5, 1, tzinfo=UTC)
+    vectors, parts = turn_vectors(embed, [("I keep bees.", "Ann", when), (LONG, "Ann", when)])
+    pieces = passages(LONG)
+    assert calls == [[episode_text("I keep bees.", "Ann", when)]
+                     + [episode_text(p, "Ann", when) for p in pieces]]  # LONG is not embedded whole
+    assert vectors[0] == [float(len(calls[0][0])), 1.0]
+    assert parts[0] == [] and parts[1] == [[float(len(t)), 1.0] for t in calls[0][1:]]
+    summed = [sum(xs) for xs in zip(*parts[1], strict=True)]
+    norm = sum(x * x for x in summed) ** 0.5
+    assert vectors[1] == [x / norm for x in summed]  # the mean of its passages, unit length
