@@ -703,9 +703,10 @@ _JUNK = re.compile(r"it|that|this|them|these|those|one|so|too|much|me|him|her|he
 # genre"): without the turns around it, no memory (LoCoMo: "Audrey likes them for that.")
 _POINTING = re.compile(r"(?:it|that|this|these|those|them|they|one|ones|him|her)\b", re.I)
 # ... or holds a word that does, or is about the one spoken to ("likes how you find
-# inspiration", "likes making him happy", "likes their design" said of cars)
+# inspiration", "likes making him happy", "likes their design" said of cars), or ends on one
+# ("likes the way the sunlight hits this", of a photo)
 _POINTS_BACK = re.compile(r"\b(?:you|your|yours|it|its|they|them|their|these|those|him|her|he"
-                          r"|she)\b", re.I)
+                          r"|she)\b|\b(?:this|that)\W*$", re.I)
 _STRIP = " \t\n.,!?;:。！？；，、~…\"'“”‘’"
 _EXPAND = (("I'm ", "I am "), ("I've ", "I have "), ("I'll ", "I will "), ("I'd ", "I would "),
            ("don't ", "do not "), ("can't ", "cannot "))

@@ -194,6 +194,7 @@ def test_chinese_rules(text: str, content: str, kind: Kind, predicate: str, obj:
         # statements without a usable object
         "I'm tired.", "I'm a bit tired.", "Our production is down.", "I like it.",
         "我是说我们换个方案", "我爱你", "I love your answer.",
+        "I love the way the sunlight hits this.",  # of a photo: points at what was shown
     ],
 )
 def test_nothing_extracted(text: str) -> None:
