@@ -211,7 +211,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:就读于|考上了?|考进了?|转学到了?|转学去了?|上岸了?){V}"),
     _slot("major", Kind.PROFILE, "用户的专业是{obj}。",
           rf"专业|主修|读的是|学的是|在[^，,]{{2,10}}?读(?!{_STUDY_LEVEL}|书)",
-          r"(?<=[是读学的])(?P<obj>[\u4e00-\u9fff]{2,8}?)专业(?![是为就])",
+          r"(?:(?<=[是读学的人])|^)(?P<obj>[\u4e00-\u9fff]{2,8}?)专业(?![是为就])",
           r"(?<!转)专业(?:是|为|就是)?{V}", r"(?:读的是|学的是|主修){V}",
           rf"在[^，,。]{{2,10}}?读(?!{_STUDY_LEVEL}|书){{V}}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
@@ -258,16 +258,20 @@ _WORK, _ROLE, _SCHOOL, _MAJOR = (next(s for s in _SLOTS if s.predicate == p)
 _PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
+_HELD_FOR = re.compile(r"^[一二三四五六七八九十两几多半\d]+(?:年|个月|个多月)(?:多)?的")
+
+
 def _clean(value: str, predicate: str) -> str:
     value = _CUT.split(value, maxsplit=1)[0].strip()
     previous = None
     while previous != value:
         previous = value
         value = _TAIL.sub("", _LEAD.sub("", value.strip())).strip()
+        value = _HELD_FOR.sub("", value)  # "开了五年的卡罗拉": how long, then the car
         if predicate == "lives_in":
             value = _LEAD_PLACE.sub("", value)
     if predicate == "major":
-        value = re.sub(r"(?:专业|系|方向)$", "", value).strip()
+        value = re.sub(r"(?:专业|系|方向)$", "", re.sub(r"^(?:本人|我)", "", value)).strip()
         # "郑大会计学": the school's short name before the field
         value = re.sub(r"^[\u4e00-\u9fff]{1,6}(?:大学|学院|大)(?=[\u4e00-\u9fff]{2})", "", value)
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"

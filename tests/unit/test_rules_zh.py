@@ -101,6 +101,9 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
     ("我房贷是在建设银行办的", [("uses", "建设银行", None)]),
     ("我买的车险是人保的", [("uses", "人保", None)]),  # 车险 is no car
     ("现在是微软的员工啦", [("works_at", "微软", None)]),
+    ("开了五年的卡罗拉，除了费油没啥毛病", [("drives", "卡罗拉", None)]),  # how long, then the car
+    ("本人会计专业，天天做分录", [("major", "会计", None)]),
+    ("英语专业大三，专八备考中", [("major", "英语", None)]),  # the field, not the year
 ])
 def test_a_plain_statement_of_a_value(text: str,
                                       expected: list[tuple[str, str, str | None]]) -> None:
@@ -165,6 +168,7 @@ def _followed(case: dict[str, object]) -> bool:
     ("zh_changes_dev6.jsonl", 0.65, 0.9),  # twelve voices
     ("zh_changes_dev7.jsonl", 0.6, 0.85),  # schools, banks, slang; first read 19/46, 11/14
     ("zh_changes_dev8.jsonl", 0.5, 0.85),  # offers, 提车, 外派, majors; first read 15/48, 11/12
+    ("zh_changes_dev9.jsonl", 0.15, 0.6),  # phones, schools, consequences; first read 9/48, 8/12
 ])
 def test_the_development_sets_stay_followed(name: str, changes: float,
                                             non_changes: float) -> None:
