@@ -180,9 +180,9 @@ _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 
 
 def passages(content: str) -> list[str]:
-    """The sentences of a long turn that are embedded on their own besides the whole turn
-    (none for a turn under ``PASSAGE_MIN_CHARS`` or of one sentence): each of at least 20
-    characters (8 in Chinese), the first ``MAX_PASSAGES``."""
+    """The sentences of a long turn that are embedded in its stead (none for a turn under
+    ``PASSAGE_MIN_CHARS`` or of one sentence): each of at least 20 characters (8 in Chinese),
+    the first ``MAX_PASSAGES``."""
     if len(content) < PASSAGE_MIN_CHARS:
         return []
     pieces = [p.strip() for p in _PASSAGE_CUT.split(content)]
@@ -203,8 +203,8 @@ def turn_vectors(embed: Callable[[list[str]], list[Vector]],
     texts += [episode_text(p, who, when) for (_, who, when), ps in zip(turns, pieces, strict=True)
               for p in ps]
     embedded = embed(texts)
-    whole = iter(embedded[:sum(not ps for ps in pieces)])
-    rest = iter(embedded[sum(not ps for ps in pieces):])
+    wholes = sum(not ps for ps in pieces)
+    whole, rest = iter(embedded[:wholes]), iter(embedded[wholes:])
     parts = [[next(rest) for _ in ps] for ps in pieces]
     return [_mean(vs) if vs else next(whole) for vs in parts], parts
 

@@ -95,7 +95,7 @@ class _Episode:
     passages: dict[str, list[Vector]] = field(default_factory=dict)
 
     def cosine(self, vector: Vector, model_id: str) -> float:
-        """The turn's cosine: the best of its whole text's and its passages'."""
+        """The turn's cosine: the best of its own vector's and its passages'."""
         return max(_cosine(vector, v)
                    for v in (self.vectors[model_id], *self.passages.get(model_id, ())))
 

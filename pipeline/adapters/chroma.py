@@ -164,7 +164,7 @@ def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
 
 def pack_passages(vectors: Sequence[Vector]) -> str:
     """A turn's passage vectors (``recall.passages``) as its record keeps them, beside its
-    own vector (Chroma holds one per record): each unit vector as int8 with its scale
+    own vector, their mean (Chroma holds one per record): each unit vector as int8 with its scale
     (base64 of the n float32 scales, then the n x d int8 values; ~520 characters a passage
     for MiniLM, cosines within 0.01 of float32's)."""
     unit = _unit_rows(vectors)
@@ -187,7 +187,7 @@ def passage_cosine(packed: str, unit_query: np.ndarray) -> float | None:
 
 
 def _turn_cosine(score: float, fields: dict[str, Any], unit_query: np.ndarray) -> float:
-    """A turn's cosine: the best of its whole text's (``score``) and its passages'."""
+    """A turn's cosine: the best of its own vector's (``score``) and its passages'."""
     packed = fields.get("passages")
     best = passage_cosine(packed, unit_query) if isinstance(packed, str) and packed else None
     return score if best is None else max(score, best)
@@ -887,7 +887,7 @@ class ChromaStores:
                 *, memories: bool = False) -> dict[str, float]:
         """The exact cosine of ``vector`` to each of these records (episodes, or memories) that
         the user has under ``model_id``, in one request a place: what a candidate found by
-        BM25 alone scores on the dense signal (a turn's: the best of its whole text's and its
+        BM25 alone scores on the dense signal (a turn's: the best of its own vector's and its
         passages')."""
         out: dict[str, float] = {}
         if not record_ids:
