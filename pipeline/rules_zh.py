@@ -98,13 +98,13 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到"
            r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上|全员上|全员用"
            r"|上了(?=\s*[A-Za-z])"
-           r"|全面拥抱|拥抱|替换成|替换为|换上|用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
+           r"|全面拥抱|拥抱|替换成|替换为|换上|(?<![不甭])用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
            r"|搬家到|搬家去|回(?:到)?老家|搬回老家|全搬上|搬上|调去|派到|轮转到|提拔为|提为|现任"
            r"|任命为|入手了?(?:一台|一辆|一部|一块|台|辆|部|块)?|配了(?:台|个|部)?"
            r"|买了(?:个|台|部|块|辆)|换了(?:块|个|部)|租房在|转正成|转正为|干上|干起|被调成|调成|调为"
            r"|常驻|派我去|派我到|入了(?:一)?(?:台|部|个|块|辆)|人(?:已经)?到|挪到|挪去|跳到|进了|进入"
            r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到"
-           r"|落户(?:到|在)?|润到|润去|转投|喜提|被提成|熬成|熬到|落到|全部落到|重写成|重写为|外派到|外派去|全面切(?!换)|全切(?!换)|开始读(?![研博本大高初书])"
+           r"|落户(?:到|在)?|润到|润去|转投|喜提|被提成|熬成|熬到|落到|全部落到|重写成|重写为|外派到|外派去|全面切(?:到|成)?(?!换)|全切(?:到|成)?(?!换)|开始读(?![研博本大高初书])"
            r"|拿到了?(?=[^，,。]{2,16}?的\s*offer[^。]*?(?:报到|入职|上班))|\s*(?:→|->|=>)\s*)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
@@ -184,6 +184,8 @@ def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> 
                  tuple(re.compile(s.replace("{V}", _V), re.I) for s in states))
 
 
+# "考上了医院行政专员的岗位": a post passed into is a role, not a school
+_EXAM_PASSED = r"(?:考上|考进)(?![^，,。]*(?:岗位|职位|编制|公务员|事业单位|选调))"
 _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold two (work, role)
     _slot("production_environment", Kind.FACT, "用户的生产环境是{obj}。",
           r"生产|(?<!水)线上(?!下)|服务器|机房|prod|正式服|游戏服|正式环境|线上环境",
@@ -206,7 +208,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:组|团队|部门)(?:是|叫)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|科))",
           r"(?:所在的是|在|属于){V}"),
     _slot("studies_at", Kind.PROFILE, "用户在{obj}读书。",
-          rf"读(?:{_STUDY_LEVEL})|就读|念书|上学|求学|转学|考上|考进|上岸|在[^，,]{{2,10}}?(?:读|念)",
+          rf"读(?:{_STUDY_LEVEL})|就读|念书|上学|求学|转学|{_EXAM_PASSED}|上岸|在[^，,]{{2,10}}?(?:读|念)",
           r"在{V}(?:读|念|上学|求学)",
           r"(?:就读于|考上了?|考进了?|转学到了?|转学去了?|上岸了?){V}"),
     _slot("major", Kind.PROFILE, "用户的专业是{obj}。",
@@ -230,10 +232,12 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
-          rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|我就是|当|做|担任)[^，,。]*{_ROLE_WORD}",
+          rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|我就是|当|做|担任|考上|考进)"
+          rf"[^，,。]*{_ROLE_WORD}",
           r"(?:职位|头衔|title)(?:是|叫|变成了?){V}",
           r"(?:现任|提拔为|提为|升为|任命为|升任|当上了?|升成了?)\s*{V}",
-          rf"(?:担任|是|当|做|干)(?:[^，,。]*?的)?(?P<obj>[^，,。的]*{_ROLE_WORD}[A-Za-z]*)"),
+          rf"(?:担任|是|当|做|干|考上了?|考进了?)(?:[^，,。]*?的)?"
+          rf"(?P<obj>[^，,。的]*{_ROLE_WORD}[A-Za-z]*)"),
     _slot("drives", Kind.FACT, "用户开{obj}。",
           rf"车(?!险|贷)|开的是|开着|开(?:一辆|辆|一台)|(?:提|整|买|换)了辆|{_BRANDS}",
           r"(?:开的是|开着|车是|提了|换了辆|买了辆|开){V}",
@@ -259,6 +263,11 @@ _PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
 _HELD_FOR = re.compile(r"^[一二三四五六七八九十两几多半\d]+(?:年|个月|个多月)(?:多)?的")
+# "入职快手一周": how long since, after the value; "叫钱迹的app": the name the thing goes by
+_SINCE = re.compile(r"(?<=\S)[一二三四五六七八九十两几半\d]+(?:年|个月|个多月|周|个星期|天)"
+                    r"(?:多)?$")
+_NAMED = re.compile(r"^(?:一个|个|一款|款)?叫(?:做)?(?P<name>[^，,。的]{1,20})的"
+                    r"(?:app|APP|App|软件|应用|工具|平台|系统|框架|库)$")
 
 
 def _clean(value: str, predicate: str) -> str:
@@ -268,6 +277,8 @@ def _clean(value: str, predicate: str) -> str:
         previous = value
         value = _TAIL.sub("", _LEAD.sub("", value.strip())).strip()
         value = _HELD_FOR.sub("", value)  # "开了五年的卡罗拉": how long, then the car
+        value = _SINCE.sub("", value)
+        value = _NAMED.sub(r"\g<name>", value)
         if predicate == "lives_in":
             value = _LEAD_PLACE.sub("", value)
     if predicate == "major":
@@ -372,7 +383,7 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
 # a job left or taken, said before where one lives now
 _LEFT_JOB = re.compile(r"跳槽|入职|离职|辞职|裸辞|不在[^，,]{1,10}?(?:干|上班|工作)?了"
                        r"|拿到[^，,]{0,10}offer")
-_STUDYING = re.compile(r"转学|就读|读(?:研|博|本科|大[一二三四])|考上|考进|上岸")
+_STUDYING = re.compile(rf"转学|就读|读(?:研|博|本科|大[一二三四])|{_EXAM_PASSED}|上岸")
 _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,。]{1,10}?(?:中学|小学|大学"
                                r"|学校"
                                r"|幼儿园"

@@ -104,6 +104,11 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
     ("开了五年的卡罗拉，除了费油没啥毛病", [("drives", "卡罗拉", None)]),  # how long, then the car
     ("本人会计专业，天天做分录", [("major", "会计", None)]),
     ("英语专业大三，专八备考中", [("major", "英语", None)]),  # the field, not the year
+    ("公司上个月全面切到飞书了", [("uses", "飞书", None)]),  # 全面切到: the verb whole
+    ("换了个叫钱迹的app，无广告", [("uses", "钱迹", None)]),  # the name, not "叫…的app"
+    ("刚入职快手一周，新同事都挺nice的", [("works_at", "快手", None)]),  # how long since
+    ("已经入职拼多多两周了", [("works_at", "拼多多", None)]),  # 多 of the name stays
+    ("考上了医院行政专员的岗位，再也不用上夜班了", [("role", "医院行政专员", None)]),  # a post
 ])
 def test_a_plain_statement_of_a_value(text: str,
                                       expected: list[tuple[str, str, str | None]]) -> None:
