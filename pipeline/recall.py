@@ -7,8 +7,9 @@ Every candidate (a raw turn, or a memory) carries up to two signals for the quer
   (:func:`search_text`: an answer is often a reply, and the question it answers holds the
   words);
 * **dense**: the cosine of its vector to the query's; a turn is embedded with its speaker and
-  its date (:func:`episode_text`), a long one sentence by sentence (:func:`passages`: its
-  vector is their mean, its cosine the best of its vector's and its passages').
+  its date (:func:`episode_text`), a long one sentence by sentence (:func:`passages`, the
+  date said once: :func:`passage_text`; its vector is their mean, its cosine the best of its
+  vector's and its passages').
 
 The fusion is score-aware, not by rank: BM25 is divided by the best BM25 in the pool, cosine is
 stretched over the pool's range, and the two are mixed with one weight (``Weights.lexical``,
@@ -162,6 +163,18 @@ def episode_text(content: str, who: str | None, when: datetime) -> str:
     return f"{who} on {_day(when)}: {content}" if who else f"On {_day(when)}: {content}"
 
 
+def passage_text(content: str, who: str | None, when: datetime) -> str:
+    """What a long turn's second and later passages are embedded as: who said it, not when
+    (the first passage says both, :func:`episode_text`); a turn of no named speaker keeps its
+    date on every passage (a passage says who or when). The date's five tokens on every
+    passage were a tenth of what LoCoMo's turns embed (51.1 tokens a turn, 45.4 without; CPU
+    5.84 -> 5.32 ms a turn embedding 900 turns, 4 interleaved passes, load 0.7); LoCoMo dev
+    scored recall@10 0.753 against 0.752, dense alone 0.570 against 0.574 (fresh stores, one
+    run each). Bare passages cost LoCoMo's dense 0.574 -> 0.412; LongMemEval's (no speaker
+    names) 0.937 -> 0.936 at k = 10, 0.989 -> 0.969 at 20: so they keep their date."""
+    return f"{who}: {content}" if who else episode_text(content, who, when)
+
+
 # A long turn's vector is mostly about whatever fills most of it: "I still remember the happy
 # high school experiences … Speaking of future, what are the average salaries for data
 # scientists …" sits at cosine 0.02 to "Should I attend my high school reunion?", its first
@@ -195,13 +208,14 @@ def turn_vectors(embed: Callable[[list[str]], list[Vector]],
                  ) -> tuple[list[Vector], list[list[Vector]]]:
     """Each turn's vector and its passages' (turns as (content, who, when)), in one call of
     ``embed``: a turn of passages is not embedded whole as well (that would embed its text
-    twice); its vector is the mean of its passages' (unit length), a turn of none is
-    embedded whole (:func:`episode_text`)."""
+    twice); its vector is the mean of its passages' (unit length; the first embedded as
+    :func:`episode_text`, the others as :func:`passage_text`), a turn of none is embedded
+    whole (:func:`episode_text`)."""
     pieces = [passages(content) for content, _, _ in turns]
     texts = [episode_text(content, who, when) for (content, who, when), ps
              in zip(turns, pieces, strict=True) if not ps]
-    texts += [episode_text(p, who, when) for (_, who, when), ps in zip(turns, pieces, strict=True)
-              for p in ps]
+    texts += [episode_text(p, who, when) if n == 0 else passage_text(p, who, when)
+              for (_, who, when), ps in zip(turns, pieces, strict=True) for n, p in enumerate(ps)]
     embedded = embed(texts)
     wholes = sum(not ps for ps in pieces)
     whole, rest = iter(embedded[:wholes]), iter(embedded[wholes:])

@@ -16,6 +16,7 @@ from memq.pipeline.recall import (
     lucene_query,
     named_speakers,
     neighbors,
+    passage_text,
     passages,
     replied_to,
     search_text,
@@ -69,6 +70,9 @@ def test_a_turn_is_embedded_with_who_and_when_and_indexed_with_the_turn_before()
     assert episode_text("I ran a charity race.", "Melanie", when) == (
         "Melanie on 8 May 2023: I ran a charity race.")
     assert episode_text("hi", None, when) == "On 8 May 2023: hi"
+    assert passage_text("I ran a charity race.", "Melanie", when) == (
+        "Melanie: I ran a charity race.")  # the date said once, by the first passage
+    assert passage_text("hi", None, when) == "On 8 May 2023: hi"  # who or when
     assert search_text("Yes, last Sunday.", "Melanie", "Did you run?", when) == (
         "Melanie Yes, last Sunday. Did you run? 8 May 2023")
     assert search_text("Hello", None, None, when) == "Hello 8 May 2023"
@@ -300,7 +304,8 @@ def test_turn_vectors_embed_each_text_once_in_one_call() -> None:
     vectors, parts = turn_vectors(embed, [("I keep bees.", "Ann", when), (LONG, "Ann", when)])
     pieces = passages(LONG)
     assert calls == [[episode_text("I keep bees.", "Ann", when)]
-                     + [episode_text(p, "Ann", when) for p in pieces]]  # LONG is not embedded whole
+                     + [episode_text(pieces[0], "Ann", when)]  # LONG is not embedded whole
+                     + [passage_text(p, "Ann", when) for p in pieces[1:]]]  # its date said once
     assert vectors[0] == [float(len(calls[0][0])), 1.0]
     assert parts[0] == [] and parts[1] == [[float(len(t)), 1.0] for t in calls[0][1:]]
     summed = [sum(xs) for xs in zip(*parts[1], strict=True)]
