@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from memq.pipeline import rules_en, rules_zh, tools
+from memq.pipeline import rules_en, rules_zh, rules_zh_self, tools
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
@@ -560,7 +560,8 @@ RULES: tuple[Rule, ...] = (
           r"(?P<obj>[\u4e00-\u9fff]{1,4})", _F, "has_relative", "用户的{rel}叫{obj}。", 0.9, 0.7),
     _rule(r"我的?(?P<rel>妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|女儿|儿子|妻子|老婆|丈夫|老公|表妹|表哥)"
           r"(?P<obj>[\u4e00-\u9fff]{2,3}?)(?=这|下|明|最|要|会|来|在|是|今|上|过|每|也|都|刚|已).*",
-          _F, "has_relative", "用户的{rel}叫{obj}。", 0.85, 0.7),
+          _F, "has_relative", "用户的{rel}叫{obj}。", 0.85, 0.7,
+          reject=r"昨|今天|明天|前天|后天|去年|上周|上个|下周|下个|周末|每"),
     _rule(r"(?:今年|最近|这几个月|这学期)?我(?:这几个月|最近|一直|正在|开始)*(?:在)?学(?:习)?"
           r"(?P<obj>[^，,]+)(?:[，,].*)?", _F, "learns", "用户在学{obj}。", 0.85, 0.5,
           reject=r"校|生|会|到|了"),
@@ -568,10 +569,10 @@ RULES: tuple[Rule, ...] = (
           _F, "plans_trip_to", "用户计划{when}去{obj}。", 0.85, 0.6, reject=_NOT_A_TRIP_ZH),
     _rule(r"我(?P<when>下个?月|下周|明年|[一二三四五六七八九十]+月份?|[0-9]+月份?)要?去(?P<obj>[^，,]+?)"
           r"(?:旅行|旅游|出差|玩.*)?", _F, "plans_trip_to", "用户{when}去{obj}。", 0.85, 0.6),
-    _rule(rf"(?=.*?(?:{_FUT_ZH}|计划|打算|准备))(?:{_TIME_ZH})*(?:我们?)?(?:{_TIME_ZH})*(?:要|会|将|就"
-          rf"|准备|计划|打算|想)*(?:{_TIME_ZH})*(?:带[^，,]{{1,6}}?)?(?:飞|飞去|去|到|回)(?!了)"
-          rf"(?P<obj>{_PLACE_ZH}){_TRIP_TAIL_ZH}",
-          _F, "plans_trip_to", "用户计划去{obj}。", 0.85, 0.6,
+    _rule(rf"(?=.*?(?:{_FUT_ZH}|计划|打算|准备))(?P<w1>(?:{_TIME_ZH})*)(?:我们?)?"
+          rf"(?P<w2>(?:{_TIME_ZH})*)(?:要|会|将|就|准备|计划|打算|想)*(?P<w3>(?:{_TIME_ZH})*)"
+          rf"(?:带[^，,]{{1,6}}?)?(?:飞|飞去|去|到|回)(?!了)(?P<obj>{_PLACE_ZH}){_TRIP_TAIL_ZH}",
+          _F, "plans_trip_to", "用户计划{w1}{w2}{w3}去{obj}。", 0.85, 0.6,
           reject=_NOT_A_TRIP_ZH),
     _rule(r"我(?:们)?(?P<what>.*?)从(?P<old>.+?)(?:换成|换到|切换到|迁移到)了?(?P<obj>.+)",
           _F, "uses", "用户{what}改用{obj}（之前用{old}）。", 0.9, 0.6, "{obj}"),
@@ -601,7 +602,8 @@ RULES: tuple[Rule, ...] = (
           _R, "dislikes", "用户不喜欢{obj}。", 0.9, 0.6),
     _rule(r"我(?:还是|一般|通常)?(?:更喜欢|更偏好|偏好|偏爱|更倾向于|倾向于)(?P<obj>.+)",
           _R, "prefers", "用户更喜欢{obj}。", 0.9, 0.6),
-    _rule(r"我(?:很|非常|特别|真的|也|还|比较|最|挺|超)*(?:喜欢|热爱|爱)(?P<obj>.+)",
+    _rule(r"我(?:很|非常|特别|真的|也|还|比较|最|挺|超级|超|好|蛮|贼|巨|可)*(?:喜欢|热爱|爱)"
+          r"(?P<obj>.+)",
           _R, "likes", "用户喜欢{obj}。", 0.9, 0.6, reject=r"这个季节|这个时候|你|这|那"),
     _rule(r"(?:我们)?(?:已经|刚刚?)?把?(?:我们)?的?生产(?:环境|服务器|机器)(?:现在|目前|已经|都)*"
           r"(?:用的是|跑在|运行在|部署在|(?:迁移|迁|换|切换|升级|搬)(?:到|成)了?|是|用|在)(?P<obj>.+?)上?",
@@ -645,7 +647,7 @@ _PREFIX_WORDS = (r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|oh|also|and|but|actuall
                  r"|just so you know|for the record|for context|ps|guess what"
                  r"|(?:big |good |great |some )?news)\b[\s,:!.\-—]*"
                  r"|(?:另外|而且|并且|还有|对了|顺便说一下|顺便|其实|嗯|哦|但是|不过|所以|同时{now}"
-                 r"|告诉你个好消息|好消息|跟你说)"
+                 r"|告诉你个好消息|好消息|跟你说|说实话|老实说|讲真|说真的)"
                  r"[\s,，:：]*)+")
 _PREFIX = re.compile(_PREFIX_WORDS.format(now="|现在|目前"), re.I)
 # a sentence keeps its 现在 (a clause does not): "现在所有笔记都放X里了" states a change
@@ -658,7 +660,8 @@ _ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in (
 _SENTENCES = re.compile(rf"(?<=[!?;。！？；\n…])|(?<=\.){_ABBREVIATIONS}(?=\s)")
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
                       r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
-                      r"|每周|经常)|(?<!remember)(?<!note),\s*"
+                      r"|每周|经常|(?:还|又|也)?(?:昨天|前天|今天|上周|上个?月|上个?星期|去年|前年"
+                      r"|周末|上周末|[一二两三四五六七八九十\d]+(?:天|个月|年)前)(?!的))|(?<!remember)(?<!note),\s*"
                       r"(?=(?:I|we)\b|my (?:\w+ )?(?:son|daughter|kids?|husband|wife|partner|mom"
                       r"|dad|mother|father|parents|brother|sister|family)\b)"
                       r"|(?<!记住)[，,](?=\s*(?:(?:而且|并且|另外|但是|不过|同时"
@@ -752,6 +755,8 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
     with the whole sentence it is part of (a Chinese change may span its clauses:
     "以前X，现在Y")."""
     text = re.sub(r"[ \t\u3000]+", " ", text.replace("’", "'").replace("‘", "'"))
+    if "🙃" in text:  # said the other way round ("我最喜欢加班了🙃")
+        return
     if _CJK.search(text):  # in Chinese chat an emoji is tone, where a sentence ends
         text = _EMOJI.sub("。", text)
     if _JOKE.search(text):
@@ -840,6 +845,8 @@ def _candidate(turn: Turn, kind: Kind, triples: Sequence[tuple[str, str]], conte
     """The memory a rule proposes: about the user, or about the named speaker in their name;
     ``old``, the value a change ends ("switched from {old}"), is what it replaces."""
     subject = "user"
+    if zh:  # "用户计划下个月去日本" said in March 2026: "…2026年4月…"
+        content = rules_zh_self.resolve_dates(content, turn.timestamp)
     if turn.speaker:  # a named person: the memory is about them, in their name
         subject, content = turn.speaker, _about(content, turn.speaker, zh=zh)
     predicate, target = triples[0]
@@ -854,14 +861,20 @@ def _candidate(turn: Turn, kind: Kind, triples: Sequence[tuple[str, str]], conte
         replaces=replaces, source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
-def _read_self(clause: str, turn: Turn, hedged: bool) -> list[CandidateMemory]:
-    """What a person says they did, do, own, love or plan (:mod:`memq.pipeline.rules_en`),
-    when no fixed rule took the clause."""
-    st = rules_en.read(clause, turn.timestamp) if not _CJK.search(clause) else None
+def _read_self(clause: str, turn: Turn, hedged: bool, sentence: str = ""
+               ) -> list[CandidateMemory]:
+    """What a person says they did, do, own, love or plan (:mod:`memq.pipeline.rules_en`,
+    :mod:`memq.pipeline.rules_zh_self`), when no fixed rule took the clause. A Chinese
+    clause gets back the 了 that ended it in the sentence ("我上周辞职了": done, not a plan)."""
+    zh = bool(_CJK.search(clause))
+    if zh and not clause.endswith("了") and (f"{clause}了" in sentence
+                                             or f"{clause}啦" in sentence):
+        clause = f"{clause}了"
+    st = (rules_zh_self if zh else rules_en).read(clause, turn.timestamp)
     if st is None:
         return []
     return [_candidate(turn, st.kind, [(st.predicate, st.object)], st.content, 0.75, 0.5,
-                       hedged=hedged, zh=False, old=None)]
+                       hedged=hedged, zh=zh, old=None)]
 
 
 def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool,
@@ -980,6 +993,6 @@ class RuleExtractor:
         plain = _read_zh(clause, turn, hedged, changes=False,
                          plain_only=rules_zh.planned(sentence))
         if candidate is None:
-            return plain or _read_self(clause, turn, hedged)
+            return plain or _read_self(clause, turn, hedged, sentence)
         said = {t.predicate for t in candidate.triples}
         return [candidate] + [c for c in plain if c.triples[0].predicate not in said | {"uses"}]
