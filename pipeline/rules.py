@@ -661,6 +661,7 @@ _SENTENCES = re.compile(rf"(?<=[!?;。！？；\n…])|(?<=\.){_ABBREVIATIONS}(?
 _CLAUSES = re.compile(r",?\s+(?:and|but|plus)\s+(?=(?:I|we)\b)|,?\s+and\s+(?=(?:work|live|use"
                       r"|speak|drive|have|own|teach|study)\b)|[，,](?=现在|目前|如今|平时|平常|每天"
                       r"|每周|经常|(?:还|又|也)?(?:昨天|前天|今天|上周|上个?月|上个?星期|去年|前年"
+                      r"|明天|后天|下周|下个?月|下个?星期|明年"
                       r"|周末|上周末|[一二两三四五六七八九十\d]+(?:天|个月|年)前)(?!的))|(?<!remember)(?<!note),\s*"
                       r"(?=(?:I|we)\b|my (?:\w+ )?(?:son|daughter|kids?|husband|wife|partner|mom"
                       r"|dad|mother|father|parents|brother|sister|family)\b)"

@@ -112,6 +112,9 @@ _SUBJECT = re.compile(
 _ADVERBS = re.compile(r"^(?:已经|终于|总算|刚刚?|才|也|还|又|都|一起|一块儿?|特意|专门|顺便|第一次|"
                       r"居然|竟然|就|先)*")
 _NOT = re.compile(r"^(?:没有?|不|别|未|并没|从没|从来没)")
+# a plan said as one ("我准备明年考公", "明天要去面试一家外企": a time to come, then 要)
+_PLAN = re.compile(r"^(?:打算|准备|计划|决定|想好了?要)(?:要|去)?"
+                   r"|^(?:要|得)(?=去|回|搬|参加|考|见|办|带)")
 _WISH = re.compile(r"^(?:好想|真想|想|希望|要是|如果|打算|准备|计划|要|会|得|应该|可能|估计|差点)")
 _DOING = re.compile(r"^(?:去|在|把|参加|买|看|学|报|跑|爬|打|逛|吃|做|办|拿|考|搬|换|带|陪|约|见|拍"
                     r"|练|玩|听|开始|完成|入手|养|订|剪|种|烤|煮|写|画|弹|唱|游|骑|滑|钓|追|刷|录|租|装)")
@@ -157,7 +160,7 @@ def _speaker(text: str, dated: bool) -> tuple[str, str | None] | None:
     if subject is not None and not subject["with_only"]:
         return text[subject.end():], subject["with"]
     rest = text[subject.end():] if subject else text
-    if not dated or not _DOING.match(_ADVERBS.sub("", rest)):
+    if not dated or not (_DOING.match(done := _ADVERBS.sub("", rest)) or _PLAN.match(done)):
         return None
     return rest, subject["with_only"] if subject else None
 
@@ -180,6 +183,25 @@ def _phrase(rest: str) -> tuple[str, bool] | None:
     return phrase, bool(habit)
 
 
+def _plan(rest: str, time: re.Match[str] | None, when: datetime | None
+          ) -> SelfStatement | None:
+    """A plan: 打算, 准备, 计划 … then what, or 要 after a time to come ("明天要去面试"); its time
+    made absolute."""
+    said = _PLAN.match(rest)
+    if said is None or (said[0].startswith(("要", "得")) and (
+            time is None or not (time["day"] in ("明天", "后天") or "下" in time[0]))):
+        return None
+    what = _TRAILING.sub("", _CUT.sub("", rest[said.end():])).strip()
+    if not 2 <= len(what) <= MAX_PHRASE or _NOT.match(what) or "你" in what:
+        return None
+    what = what.replace("我的", "用户的").replace("我", "用户")
+    if when is not None:
+        what = resolve_dates(what, when)
+    at = "" if time is None else _absolute(time, when) if when is not None else time[0]
+    return SelfStatement(kind=Kind.FACT, predicate="plans", object=what,
+                         content=f"用户计划{at}{what}。")
+
+
 def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     """What the speaker says they did or do regularly, in the third person ("用户…": the rules
     put the speaker's name in), with its time made absolute from ``when``; None for anything
@@ -190,7 +212,10 @@ def read(clause: str, when: datetime | None = None) -> SelfStatement | None:
     if (said_by := _speaker(text, time is not None)) is None:
         return None
     rest, with_ = said_by
-    read_ = _phrase(often + _ADVERBS.sub("", rest.strip(" ，,")).replace("啦", "了", 1))
+    rest = _ADVERBS.sub("", rest.strip(" ，,"))
+    if not often and (plan := _plan(rest, time, when)) is not None:
+        return plan
+    read_ = _phrase(often + rest.replace("啦", "了", 1))
     if read_ is None:
         return None
     phrase, habit = read_

@@ -86,6 +86,28 @@ def test_the_extractor_reads_a_chinese_event_in_the_speakers_name() -> None:
         Kind.EVENT, "李娜", "did")
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("我准备明年考公", "用户计划2027年考公。"),
+    ("我打算报个吉他班，一直想学", "用户计划报个吉他班。"),
+    ("明天要去面试一家外企，有点紧张", "用户计划2026年3月12日去面试一家外企。"),  # a time, 要
+])
+def test_a_plan_with_its_time(text: str, content: str) -> None:
+    said = read(text.split("，", maxsplit=1)[0], WEDNESDAY)
+    assert said is not None and (said.content, said.predicate) == (content, "plans")
+
+
+@pytest.mark.parametrize("text", ["我要疯了", "明天要下雨", "我不打算去了", "你打算去哪"])
+def test_no_plan(text: str) -> None:
+    assert read(text, WEDNESDAY) is None
+
+
+def test_a_clause_opening_with_a_time_is_its_own() -> None:
+    turn = Turn(turn_id="t1", role="user", timestamp=datetime(2026, 3, 2, 9, tzinfo=UTC),
+                content="上周末去看房了，相中了一套，下个月准备搬去浦东")
+    assert [m.content for m in RuleExtractor().extract([turn])] == [
+        "用户于2026年2月28日去看房了。", "用户计划2026年4月搬去浦东。"]
+
+
 def test_a_plan_of_the_fixed_rules_gets_its_month() -> None:
     turn = Turn(turn_id="t1", role="user", content="我打算下个月去日本玩", timestamp=WEDNESDAY)
     assert [m.content for m in RuleExtractor().extract([turn])] == ["用户计划2026年4月去日本。"]
@@ -120,4 +142,4 @@ def test_the_development_set_stays_read() -> None:
     """A regression floor on the development set (first read 13/60 found, 0/41 dated, 2 of 14
     negatives with a memory); the held-out set is read by the same scorer, never tuned on."""
     found, dated, noisy = _read_set("zh_self_dev.jsonl")
-    assert found >= 0.85 and dated >= 0.75 and noisy <= 1
+    assert found >= 0.9 and dated >= 0.85 and noisy <= 1
