@@ -70,6 +70,8 @@ def test_what_the_speaker_did_or_does(text: str, content: str, kind: Kind) -> No
     "我今天累死了",
     "昨天买了它",  # points back only
     "前天下了一天雨",  # no one's doing
+    "我那台老帕萨特又进4S店了",  # the speaker's car, not the speaker
+    "我们这边今天又40度了",
     "听说你上周去了北京",
     "我觉得上个月的活动办得不错",
 ])
