@@ -640,6 +640,13 @@ def bench_extract(args: argparse.Namespace) -> None:
 
         extract_bench.run(args, _ingest)
         return
+    if args.set.startswith("zh_self"):  # Chinese self-statements (scripts/self_bench.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import self_bench
+
+        self_bench.run(Path(__file__).resolve().parents[1] / "tests" / "data" / args.set,
+                       args.verbose)
+        return
 
     from memq.pipeline import tools
     from memq.pipeline.rules import RuleExtractor
@@ -996,7 +1003,8 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--verbose", action="store_true", help="print every turn not fully right")
     p.add_argument("--set", default="extraction_heldout.jsonl",
                    help="extraction_heldout.jsonl (never looked at while writing rules) or "
-                        "extraction_labelled.jsonl (the development set)")
+                        "extraction_labelled.jsonl (the development set); zh_self_heldout.jsonl "
+                        "or zh_self_dev.jsonl: Chinese self-statements (scripts/self_bench.py)")
     p.add_argument("--dataset", help="LoCoMo (locomo10.json as published): score the memories "
                                      "real workers extract against its observations")
     p.add_argument("--limit", type=int, default=0, help="--dataset: only the first N samples")
