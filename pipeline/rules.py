@@ -868,8 +868,7 @@ def _read_self(clause: str, turn: Turn, hedged: bool, sentence: str = ""
     :mod:`memq.pipeline.rules_zh_self`), when no fixed rule took the clause. A Chinese
     clause gets back the 了 that ended it in the sentence ("我上周辞职了": done, not a plan)."""
     zh = bool(_CJK.search(clause))
-    if zh and not clause.endswith("了") and (f"{clause}了" in sentence
-                                             or f"{clause}啦" in sentence):
+    if zh and not clause.endswith("了") and re.search(f"{re.escape(clause)}[了啦]", sentence):
         clause = f"{clause}了"
     st = (rules_zh_self if zh else rules_en).read(clause, turn.timestamp)
     if st is None:

@@ -37,6 +37,9 @@ _TIME = re.compile(
     r"|(?P<bare_weekend>(?<![上这本下个])周末)")
 
 
+_DAYS_BACK = {"大前天": 3, "前天": 2, "明天": -1, "后天": -2}
+
+
 def _number(text: str) -> int:
     if text.isdigit():
         return int(text)
@@ -62,8 +65,7 @@ def _absolute(m: re.Match[str], when: datetime) -> str:
     monday = when - timedelta(days=when.weekday())
     step = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1}
     if m["day"]:
-        back = {"大前天": 3, "前天": 2, "明天": -1, "后天": -2}.get(m["day"], 0)
-        back = 1 if m["day"].startswith("昨") else back
+        back = 1 if m["day"].startswith("昨") else _DAYS_BACK.get(m["day"], 0)  # 今…: 0
         return _day(when - timedelta(days=back))
     if m["week_day"]:
         wd = 6 if m["wd"] in "日天" else _WEEKDAYS.index(m["wd"])
