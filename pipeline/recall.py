@@ -136,14 +136,29 @@ def user_key(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode()).hexdigest()[:30]
 
 
+# A title and its abbreviation are one word to whoever asks ("How many doctors did I visit?" is
+# about "Dr. Patel", "Dr. Smith"); Lucene's English analyzer stems the plural, not the
+# abbreviation. LongMemEval dev recall@10 0.936 -> 0.953 (that question 0.2 -> 0.8), LoCoMo dev
+# 0.752 unchanged (stored signals, one run each).
+_TITLES = {"doctor": "dr", "doctors": "dr", "dr": "doctor", "professor": "prof",
+           "professors": "prof", "prof": "professor"}
+
+
+def query_terms(text: str) -> list[str]:
+    """A question's words for BM25, lower-cased: question words dropped (``QUERY_STOP``), a
+    title's abbreviation added ("doctors": "dr"), at most ``MAX_TERMS``."""
+    terms = [t for t in (w.lower() for w in _TERMS.findall(text))
+             if t not in QUERY_STOP][:MAX_TERMS]
+    return terms + [_TITLES[t] for t in terms if t in _TITLES and _TITLES[t] not in terms]
+
+
 def lucene_query(user_id: str, text: str, *, field: str = "search_text") -> str | None:
     """A Lucene query for ``text`` over one field of the user's turns (``search_text``: speaker,
     text and the turn before; ``text`` alone, ``text+speaker``) or memories (``content``), or
     None if it has no words but question words (``QUERY_STOP``). Only word characters pass (no
     operator, wildcard or field syntax from user text), lower-cased (AND, OR, NOT are words
     here)."""
-    terms = [t for t in (w.lower() for w in _TERMS.findall(text))
-             if t not in QUERY_STOP][:MAX_TERMS]
+    terms = query_terms(text)
     if not terms:
         return None
     words = " ".join(terms)

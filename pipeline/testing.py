@@ -83,7 +83,7 @@ def _bm25(query: Sequence[str], docs: dict[str, list[str]]) -> dict[str, float]:
 
 
 def _query_terms(query: str) -> list[str]:
-    return [t for t in _terms(query) if t not in recall.QUERY_STOP][:recall.MAX_TERMS]
+    return recall.query_terms(query)
 
 
 @dataclass

@@ -117,6 +117,13 @@ def test_lexical_search_is_per_user_best_first_and_bounded(backend: Backend) -> 
     assert backend.text.search_text(a, "what do I", 10)[:2] == ([], [])  # question words only
 
 
+def test_a_title_is_found_by_its_abbreviation(backend: Backend) -> None:
+    user = _user(backend)
+    seen = _turns(backend, user, ["I saw Dr. Patel about my sinuses.", "I had tea."])
+    _, episodes, _ = backend.text.search_text(user, "Which doctors did I visit?", 10)
+    assert [h.id for h in episodes] == [seen[0]]
+
+
 def test_lexical_search_of_memories_and_what_is_no_longer_true(backend: Backend) -> None:
     user = _user(backend)
     refs = [turn_ref("s1", "t0"), turn_ref("s1", "t1")]

@@ -18,6 +18,7 @@ from memq.pipeline.recall import (
     neighbors,
     passage_text,
     passages,
+    query_terms,
     replied_to,
     search_text,
     turn_vectors,
@@ -59,6 +60,12 @@ def test_user_text_cannot_change_the_query() -> None:
     assert "上海工作" in (lucene_query("u1", "李娜在上海工作吗？") or "")
     assert lucene_query("u1", "李娜住在哪里", field="content") == (
         f"+user_key:{user_key('u1')} +content:(李娜住在哪里)")
+
+
+def test_a_title_is_asked_with_its_abbreviation() -> None:
+    assert query_terms("How many doctors did I visit?") == ["many", "doctors", "visit", "dr"]
+    assert query_terms("When did I see Dr. Patel?") == ["see", "dr", "patel", "doctor"]
+    assert query_terms("Which prof taught me?") == ["prof", "taught", "professor"]
 
 
 def test_user_keys_are_one_token_and_differ() -> None:
