@@ -223,19 +223,21 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           rf"在[^，,。]{{2,10}}?读(?!{_STUDY_LEVEL}|书){{V}}"),
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
-          r"|在[^，,]{2,16}?(?:干了|做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊|开车"
+          r"|在[^，,]{2,16}?(?:干了|干(?=[^，,。了嘛啥]{2})|做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊|开车"
           r"|开货车|送快递|送外卖|跑单)|跳到|进了"
           r"|就职于|任职于|供职于"
-          r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局)(?=[，,。]|$)"
+          r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局|外企|国企|央企"
+          r"|私企)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用|的(?:正式)?员工",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
           r"是(?P<obj>[^，,。的]{2,16})的(?:正式)?员工",
           r"(?:就职于|任职于|供职于){V}",
           rf"在{{V}}干了{_SPAN}",
-          r"在{V}(?:上班|工作|任职|实习|做(?!的)|当|教|干活|打工|跑业务|执业|出诊|开车|开货车|送快递"
+          r"在{V}(?:上班|工作|任职|实习|做(?!的)|干(?=[^，,。了嘛啥]{2})|当|教|干活|打工|跑业务|执业|出诊|开车|开货车|送快递"
           r"|送外卖|跑单)", r"^在{V}",
-          r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局))(?=[，,。]|$)"),
+          r"在(?P<obj>[^，,。]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局|外企|国企"
+          r"|央企|私企))(?=[，,。]|$)"),
     _slot("role", Kind.PROFILE, "用户是{obj}。",
           rf"升职|晋升|转岗|当上|升成|升任|升为|提拔|提为|现任|任命|职位|头衔|title|"
           rf"(?:转成|转为|转做|(?<![但可还就要于总老真只倒算像该不])是|我就是|当|做|担任|考上|考进"
@@ -436,7 +438,15 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
     not meant, a clause that only restates ("生产还是在 ACK 上不动") is not read."""
     found: list[Statement] = []
     other = False
-    for part in (p.strip() for p in re.split(r"[，,]", text)):
+    pending: _Slot | None = None  # a slot its clause named with no value: "我在一家外企，SAP"
+    for part in _joined([p.strip() for p in re.split(r"[，,]", text)]):
+        if pending is not None and not other and (name := _appositive(part, pending)):
+            if not any(f.predicate == pending.predicate for f in found):
+                found.append(Statement(pending.predicate, name, None, pending.kind,
+                                       pending.template))
+            pending = None
+            continue
+        pending = None
         if _OTHER.match(part):
             other = True
             continue
@@ -455,7 +465,53 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
                 tools.mentioned(part) or re.search(_JOB_CUES, part)))
             if about and (v := _state(s, part)):
                 found.append(Statement(s.predicate, v, None, s.kind, s.template))
+            elif about and s.predicate in _NAMED_NEXT:
+                pending = s
     return found
+
+
+# slots whose value a clause may leave to the next, which names it ("我在一家外企，SAP，做实施
+# 顾问"; "我在一所双非读本科，江西理工大学"; "我用安卓手机，小米13"; "公司叫傲基")
+_NAMED_NEXT = frozenset({"works_at", "studies_at", "uses"})
+_APPOSITIVE = re.compile(r"^(?:(?:公司|学校|单位|名字)?(?:叫|名叫|叫做)(?P<called>[^，,。的]{2,16})"
+                         r"|(?P<parent>[^，,。的]{2,8})(?:下面|旗下|下属)的[^，,。]{1,8}"
+                         r"|(?P<name>[^，,。]{2,16}?))$")
+_INSTITUTION = re.compile(r"(?:大学|学院|公司|集团|银行|医院|研究院|研究所|中学|小学)$")
+
+
+def _appositive(part: str, slot: _Slot) -> str | None:
+    """The name a clause gives, alone, to what the clause before it left unnamed: said with
+    叫, a parent ("中石化下面的一个研究院": 中石化), or a name by its look (Latin letters or
+    digits, an institution's ending, a well-known product). A clause that says more is not
+    one ("做工业自动化的", "大四了")."""
+    m = _APPOSITIVE.match(part)
+    if m is None:
+        return None
+    value = (m["called"] or m["parent"] or m["name"]).strip()
+    if not m["called"] and not m["parent"] and not (
+            re.search(r"[A-Za-z0-9]", value) or _INSTITUTION.search(value)
+            or (slot.predicate == "uses" and tools.mentioned(value))):
+        return None
+    if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
+                                r"|主要|平时|目前|现在|天天|每天|一直|还|也|都|就)", value)
+                      or _slot_of(value, known=False) not in (None, slot)):
+        return None
+    value = _clean(value, slot.predicate)
+    return value if _valid(value) else None
+
+
+def _joined(parts: list[str]) -> list[str]:
+    """Clauses with "在X，做Y" read as one ("本人目前在华为终端BG，做测试的": where one works and
+    what one does there)."""
+    out: list[str] = []
+    for part in parts:
+        if out and re.search(r"在[^，,。在]{2,16}(?<![部组队门心科室])$", out[-1]) and (
+                not re.search(r"(?:上班|工作|做|当|干|读|住)", out[-1])) and re.match(
+                r"(?:做|当|干(?!了)|负责|教)", part):
+            out[-1] += part
+        else:
+            out.append(part)
+    return out
 
 
 _STILL = re.compile(r"还是|仍然|依然|照旧|继续|不动|没动|没变")

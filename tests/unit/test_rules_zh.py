@@ -118,6 +118,16 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
     ("刚入职快手一周，新同事都挺nice的", [("works_at", "快手", None)]),  # how long since
     ("已经入职拼多多两周了", [("works_at", "拼多多", None)]),  # 多 of the name stays
     ("考上了医院行政专员的岗位，再也不用上夜班了", [("role", "医院行政专员", None)]),  # a post
+    # a clause names what the one before left unnamed; a clause that says more names nothing
+    ("我在一家外企，SAP，做实施顾问", [("works_at", "SAP", None), ("role", "实施顾问", None)]),
+    ("我在一家外企工作，叫西门子，做工业自动化的", [("works_at", "西门子", None)]),
+    ("我在一家国企，中石化下面的一个研究院", [("works_at", "中石化", None)]),
+    ("我在一所双非读本科，江西理工大学，大四了", [("studies_at", "江西理工大学", None)]),
+    ("我用安卓手机，小米13", [("uses", "小米13", None)]),
+    ("我在一家创业公司上班，做后端", []),
+    ("我用的手机，还行吧", []),
+    ("本人目前在华为终端BG，做测试的", [("works_at", "华为终端BG", None), ("role", "测试", None)]),
+    ("我目前在基础架构部，主要做存储相关的东西", [("team", "基础架构部", None)]),  # no employer
 ])
 def test_a_plain_statement_of_a_value(text: str,
                                       expected: list[tuple[str, str, str | None]]) -> None:
@@ -175,12 +185,12 @@ def _followed(case: dict[str, object]) -> bool:
 
 @pytest.mark.parametrize(("name", "changes", "non_changes"), [
     ("zh_changes_dev.jsonl", 0.9, 1.0),  # the set the reader was written on
-    ("zh_changes_dev2.jsonl", 0.7, 0.9),  # the second one, written later in other styles
+    ("zh_changes_dev2.jsonl", 0.8, 0.9),  # the second one, written later in other styles
     ("zh_changes_dev3.jsonl", 0.85, 0.95),  # later sets: writers who had not read the rules
     ("zh_changes_dev4.jsonl", 0.85, 0.95),  # chatty
     ("zh_changes_dev5.jsonl", 0.75, 0.95),  # everyday life, dialect
     ("zh_changes_dev6.jsonl", 0.65, 0.9),  # twelve voices
-    ("zh_changes_dev7.jsonl", 0.6, 0.85),  # schools, banks, slang; first read 19/46, 11/14
+    ("zh_changes_dev7.jsonl", 0.7, 0.85),  # schools, banks, slang; first read 19/46, 11/14
     ("zh_changes_dev8.jsonl", 0.5, 0.85),  # offers, 提车, 外派, majors; first read 15/48, 11/12
     ("zh_changes_dev9.jsonl", 0.25, 0.8),  # phones, schools, consequences; first read 9/48, 8/12
 ])
