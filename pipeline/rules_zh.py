@@ -95,7 +95,8 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|来了"
            r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
            r"|入坑|统一改|全部改|都改"
-           r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|提了辆|整了辆|换了台|正式做|正式当|开始担任|刚到"
+           r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|提了辆|整了(?:辆|台)|换了台|正式做|正式当|开始担任|刚到"
+           r"|搬来了?|保研(?:到|去|进)|跨考到|跨到"
            r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上|全员上|全员用"
            r"|上了(?=\s*[A-Za-z])"
            r"|全面拥抱|拥抱|替换成|替换为|换上|(?<![不甭])用上|挖到|挖去|归到|划归|升成|升任|改叫|现在叫"
@@ -130,7 +131,8 @@ _GIVEN_UP = (_OLD[2], _OLD[3], _OLD[5])
 # the new value said before its verb: "小米SU7到手了"
 _GOT = re.compile(rf"(?:^|[，,])(?:[^，,]{{0,6}}?[，,])?(?P<obj>[^，,。]{{2,20}}?){_TIMES}"
                   r"(?:(?:到手|提回来|开回家|到家)了|提车成功|提车了)"
-                  r"|入了\s*(?P<pit>[^，,。]{1,20}?)\s*的坑")
+                  r"|入了\s*(?P<pit>[^，,。]{1,20}?)\s*的坑"
+                  r"|被(?P<by>[^，,。]{2,12}?)挖(?:了)?(?:过去|走)")  # "被腾讯挖过去了"
 _TEST_ENV = re.compile(r"测试环境|测试机|测试服|预发|staging|开发环境|本地环境|灰度", re.I)
 # a state reached ("现在统一是 X 了", "现在都用 X 了"): the 了 of a change
 _NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全部|全|基本|主要)*"
@@ -138,7 +140,8 @@ _NOW_DONE = re.compile(r"(?:现在[\u4e00-\u9fff]{0,4}?(?:已经|都|统一|全�
                        r"(?:是|用|在用|用的是|改用|跑在|在|放在|放|存在|存)"
                        r"[^，,。；;]{1,30}了")
 # a change said without a verb that names the new value: "换工作了，现在在X"
-_CHANGED = re.compile(r"换工作|换了工作|跳槽|搬家|搬了家|换车|换了车|换了新|换手机|离职|转岗|调岗"
+_CHANGED = re.compile(r"换工作|换了工作|跳槽|挖(?:了)?(?:过去|走)|搬家|搬了家|换车|换了车|换了新"
+                      r"|换手机|离职|转岗|调岗"
                       r"|入职|出来了|不在[^，,]{1,10}了|搬过去|升级装备|到手了|容器化|上云|下云"
                       r"|迁移完|切换完|升完级|换完|不续了|不续费了|下掉了|下线了|停用了|弃用了|卸了|退掉了?"
                       r"|淘汰了|干掉了|完成迁移|迁移完成|迁完|切换完成|完成切换|就职于|任职于"
@@ -229,7 +232,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局|外企|国企|央企"
           r"|私企)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
-          r"|出来了|挖到|挖去|猎头|offer|拿到[^，,]{0,10}的录用|的(?:正式)?员工",
+          r"|出来了|挖到|挖去|挖(?:了)?(?:过去|走)|猎头|offer|拿到[^，,]{0,10}的录用|的(?:正式)?员工",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
           r"是(?P<obj>[^，,。的]{2,16})的(?:正式)?员工",
           r"(?:就职于|任职于|供职于){V}",
@@ -367,6 +370,7 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
     Mate 60"), what the user uses."""
     if re.search(r"升职|晋升|升成|升任|升为|提拔|提为|被提成|现任|任命|当上|职位|头衔|title|转正"
+                 rf"|熬(?:成|到)[^，,。]*{_ROLE_WORD}"
                  rf"|转岗(?:[^，,。]*[，,])?[^，,。]*(?:干|当|做|成)[^，,。]*{_ROLE_WORD}"
                  rf"|调成[^，,。]*{_ROLE_WORD}",
                  text, re.I):
@@ -395,7 +399,7 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
 # a job left or taken, said before where one lives now
 _LEFT_JOB = re.compile(r"跳槽|入职|离职|辞职|裸辞|不在[^，,]{1,10}?(?:干|上班|工作)?了"
                        r"|拿到[^，,]{0,10}offer")
-_STUDYING = re.compile(rf"转学|就读|读(?:研|博|本科|大[一二三四])|{_EXAM_PASSED}|上岸")
+_STUDYING = re.compile(rf"转学|就读|读(?:研|博|本科|大[一二三四])|{_EXAM_PASSED}|上岸|保研")
 _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,。]{1,10}?(?:中学|小学|大学"
                                r"|学校"
                                r"|幼儿园"
@@ -439,8 +443,10 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
     found: list[Statement] = []
     other = False
     pending: _Slot | None = None  # a slot its clause named with no value: "我在一家外企，SAP"
+    previous = ""  # that clause
     for part in _joined([p.strip() for p in re.split(r"[，,]", text)]):
-        if pending is not None and not other and (name := _appositive(part, pending)):
+        if pending is not None and not other and (name := _appositive(
+                part, pending, after_one=_ONE.search(previous) is not None)):
             if not any(f.predicate == pending.predicate for f in found):
                 found.append(Statement(pending.predicate, name, None, pending.kind,
                                        pending.template))
@@ -466,7 +472,7 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
             if about and (v := _state(s, part)):
                 found.append(Statement(s.predicate, v, None, s.kind, s.template))
             elif about and s.predicate in _NAMED_NEXT:
-                pending = s
+                pending, previous = s, part
     return found
 
 
@@ -476,20 +482,23 @@ _NAMED_NEXT = frozenset({"works_at", "studies_at", "uses"})
 _APPOSITIVE = re.compile(r"^(?:(?:公司|学校|单位|名字)?(?:叫|名叫|叫做)(?P<called>[^，,。的]{2,16})"
                          r"|(?P<parent>[^，,。的]{2,8})(?:下面|旗下|下属)的[^，,。]{1,8}"
                          r"|(?P<name>[^，,。]{2,16}?))$")
+_ONE = re.compile(r"一[家所个]|某")  # a thing not yet named: "在一家外企"
 _INSTITUTION = re.compile(r"(?:大学|学院|公司|集团|银行|医院|研究院|研究所|中学|小学)$")
 
 
-def _appositive(part: str, slot: _Slot) -> str | None:
+def _appositive(part: str, slot: _Slot, *, after_one: bool = False) -> str | None:
     """The name a clause gives, alone, to what the clause before it left unnamed: said with
     叫, a parent ("中石化下面的一个研究院": 中石化), or a name by its look (Latin letters or
-    digits, an institution's ending, a well-known product). A clause that says more is not
-    one ("做工业自动化的", "大四了")."""
+    digits, an institution's ending, a well-known product), or any short name after "一家…"
+    (``after_one``: "去了一家私立医院，和睦家"). A clause that says more is not one
+    ("做工业自动化的", "大四了")."""
     m = _APPOSITIVE.match(part)
     if m is None:
         return None
     value = (m["called"] or m["parent"] or m["name"]).strip()
     if not m["called"] and not m["parent"] and not (
-            re.search(r"[A-Za-z0-9]", value) or _INSTITUTION.search(value)
+            (after_one and len(value) <= 8)
+            or re.search(r"[A-Za-z0-9]", value) or _INSTITUTION.search(value)
             or (slot.predicate == "uses" and tools.mentioned(value))):
         return None
     if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
@@ -578,7 +587,12 @@ def read(sentence: str) -> list[Statement]:
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None) or next(
         (m["old"] for p in _GIVEN_UP if (m := p.search(text[end:]))), None)
     if not _valid(new) and (got := _GOT.search(text)):
-        new = _clean(got["obj"] or got["pit"], slot.predicate)  # "小米SU7到手了"
+        new = _clean(got["obj"] or got["pit"] or got["by"], slot.predicate)  # "小米SU7到手了"
+    if not _valid(new) and (after := re.search(
+            r"(?:去了|到了|进了|提车了|到手了|换了|[^，,。]{0,12}?(?:一家|一所|一个|一台|一辆))"
+            r"[^，,。]*[，,](?P<next>[^，,。]+)", text)):
+        new = _appositive(after["next"], slot, after_one=_ONE.search(after.group()) is not None
+                          ) or new  # "去了一家券商做投行，中信证券"
     if not _valid(new):
         # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
         rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]

@@ -58,6 +58,12 @@ def said(text: str) -> list[tuple[str, str, str | None]]:
      [("lives_in", "余杭未来科技城", "滨江")]),
     ("作品集网站上个月换到 Vercel 托管了", [("uses", "Vercel", None)]),
     ("积分那个项目做完之后我被提成了产品总监", [("role", "产品总监", None)]),
+    ("辞职后去了一家私立医院，和睦家，轻松点", [("works_at", "和睦家", None)]),  # named after
+    ("被腾讯挖过去了，已经报到两周", [("works_at", "腾讯", None)]),
+    ("保研到复旦了，九月开学", [("studies_at", "复旦", None)]),
+    ("终于熬成主治医师啦", [("role", "主治医师", None)]),
+    ("搬来成都快一个月了", [("lives_in", "成都", None)]),
+    ("把面包车处理了，整了台哈弗H6", [("drives", "哈弗H6", None)]),
 ])
 def test_a_change_names_the_new_value_and_the_old(
         text: str, expected: list[tuple[str, str, str | None]]) -> None:
@@ -147,6 +153,16 @@ def test_the_extractor_proposes_what_a_change_replaces() -> None:
     assert [(t.predicate, t.object) for t in en.replaces] == [("uses", "MySQL")]
 
 
+def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
+    def read(text: str) -> list[tuple[list[str], list[str]]]:
+        return [([t.object for t in c.triples], [r.object for r in c.replaces])
+                for c in _extract(text, 2)]
+    assert read("我现在每天写代码都用VS Code了，Sublime基本吃灰") == [
+        (["VS Code", "VS Code"], ["Sublime"])]
+    assert read("新服务已经基本都用Go写了，PHP只剩维护老系统") == [(["Go", "Go"], ["PHP"])]
+    assert read("我写代码用VS Code，偶尔也用Sublime") == [(["VS Code"], [])]  # beside it
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
@@ -187,7 +203,7 @@ def _followed(case: dict[str, object]) -> bool:
     ("zh_changes_dev.jsonl", 0.9, 1.0),  # the set the reader was written on
     ("zh_changes_dev2.jsonl", 0.8, 0.9),  # the second one, written later in other styles
     ("zh_changes_dev3.jsonl", 0.85, 0.95),  # later sets: writers who had not read the rules
-    ("zh_changes_dev4.jsonl", 0.85, 0.95),  # chatty
+    ("zh_changes_dev4.jsonl", 0.9, 0.95),  # chatty
     ("zh_changes_dev5.jsonl", 0.75, 0.95),  # everyday life, dialect
     ("zh_changes_dev6.jsonl", 0.65, 0.9),  # twelve voices
     ("zh_changes_dev7.jsonl", 0.7, 0.85),  # schools, banks, slang; first read 19/46, 11/14
