@@ -241,7 +241,7 @@ def bench_search(args: argparse.Namespace) -> None:
     an agent's read waits while the write path saturates the host."""
 
     from memq.schemas import Kind, Status, StoredMemory, Turn
-    from memq.workers import wiring
+    from memq.workers import auth, wiring
     from memq.workers.lifecycle import search
 
     chroma, graph = wiring.chroma(), wiring.graph()
@@ -257,7 +257,11 @@ def bench_search(args: argparse.Namespace) -> None:
     def sentence() -> str:
         return " ".join(vocab[i] for i in rng.integers(len(vocab), size=rng.integers(6, 16)))
 
-    user = f"bench-search-{uuid.uuid4().hex[:8]}"
+    # the user of a tenant, as memq serve (auth on) sees one: the HTTP rows send a read key
+    # of that tenant and the bare user id; the stores and the in-process rows see its
+    # internal id (tenant:user)
+    external = f"bench-search-{uuid.uuid4().hex[:8]}"
+    user = auth.tenant_user(TENANT, external)
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     t = time.perf_counter()
     vecs = _clustered(rng, args.memories + args.episodes)
@@ -301,14 +305,24 @@ def bench_search(args: argparse.Namespace) -> None:
     print(f"in-process search, k=10{beside}: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
           f"{len(times)} queries (load average {loadavg:.2f})")
     if not args.workers:
-        _search_from_shell(args, user, queries)
+        keys = auth.KeyStore(wiring.coord().r)
+        key, record = keys.create(TENANT, "read", "bench search")
+        try:
+            _search_from_shell(args, external, user, key, queries)
+        finally:
+            keys.revoke(record.id)
     if not args.keep:
         chroma.delete_user(user)
         graph.delete_user(user)
 
 
-def _search_from_shell(args: argparse.Namespace, user: str, queries: list[str]) -> None:
-    """The wall time of ``memq search`` in a new process, on its own and asking memq serve."""
+TENANT = "bench"  # bench search's users
+
+
+def _search_from_shell(args: argparse.Namespace, user: str, internal: str, key: str,
+                       queries: list[str]) -> None:
+    """The wall time of ``memq search`` in a new process, on its own (the stores' id of the
+    user, ``internal``) and asking memq serve (the tenant's ``user`` and its API ``key``)."""
     import subprocess
 
     memq = os.path.join(os.path.dirname(sys.executable), "memq")
@@ -318,14 +332,18 @@ def _search_from_shell(args: argparse.Namespace, user: str, queries: list[str]) 
         import httpx
 
         url = f"http://127.0.0.1:{args.api_port}"
-        with httpx.Client(base_url=url, timeout=30) as http:
+        with httpx.Client(base_url=url, timeout=30,
+                          headers={"Authorization": f"Bearer {key}"}) as http:
             for _ in range(100):  # until it listens
                 with contextlib.suppress(httpx.TransportError):
                     http.get("/healthz")
                     break
                 time.sleep(0.2)
             for q in queries[:5]:  # warm: model, connections
-                http.post("/v1/search", json={"user_id": user, "query": q, "k": 10})
+                warm = http.post("/v1/search", json={"user_id": user, "query": q, "k": 10})
+                if not warm.raise_for_status().json():
+                    raise SystemExit("bench search: memq serve found nothing for the planted "
+                                     "user (its tenant's key, its stores?)")
             times = []
             for q in queries:
                 t = time.perf_counter()
@@ -335,13 +353,13 @@ def _search_from_shell(args: argparse.Namespace, user: str, queries: list[str]) 
         p50, p95 = (float(np.percentile(times, p)) * 1000 for p in (50, 95))
         print(f"HTTP POST /v1/search, k=10: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
               f"{len(times)} queries (load average {os.getloadavg()[0]:.2f})")
-        api = {**os.environ, "MEMQ_API_URL": url}
-        for name, env in (("in its own process", dict(os.environ)),
-                          ("asking memq serve (MEMQ_API_URL)", api)):
+        api = {**os.environ, "MEMQ_API_URL": url, "MEMQ_API_KEY": key}
+        for name, env, who in (("in its own process", dict(os.environ), internal),
+                               ("asking memq serve (MEMQ_API_URL)", api, user)):
             walls = []
             for q in queries[:6]:
                 t = time.perf_counter()
-                subprocess.run([memq, "search", "--user", user, q], check=True, env=env,
+                subprocess.run([memq, "search", "--user", who, q], check=True, env=env,
                                stdout=subprocess.DEVNULL)
                 walls.append(time.perf_counter() - t)
             walls = walls[1:]  # the first warms the server (model, connections)
