@@ -124,6 +124,11 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
     ("刚入职快手一周，新同事都挺nice的", [("works_at", "快手", None)]),  # how long since
     ("已经入职拼多多两周了", [("works_at", "拼多多", None)]),  # 多 of the name stays
     ("考上了医院行政专员的岗位，再也不用上夜班了", [("role", "医院行政专员", None)]),  # a post
+    ("我们的服务都是 Python 3.8 写的", [("uses", "Python 3.8", None)]),  # a tool by its name
+    ("公司的后端基于 Spring Cloud", [("uses", "Spring Cloud", None)]),
+    ("我日常写 Python，偶尔写点 Go", [("uses", "Python", None)]),
+    ("项目一直停留在 Python 2.7", [("uses", "Python 2.7", None)]),
+    ("数据都存在 MongoDB 里", [("uses", "MongoDB", None)]),
     # a clause names what the one before left unnamed; a clause that says more names nothing
     ("我在一家外企，SAP，做实施顾问", [("works_at", "SAP", None), ("role", "实施顾问", None)]),
     ("我在一家外企工作，叫西门子，做工业自动化的", [("works_at", "西门子", None)]),
