@@ -64,6 +64,7 @@ def said(text: str) -> list[tuple[str, str, str | None]]:
     ("终于熬成主治医师啦", [("role", "主治医师", None)]),
     ("搬来成都快一个月了", [("lives_in", "成都", None)]),
     ("把面包车处理了，整了台哈弗H6", [("drives", "哈弗H6", None)]),
+    ("离开北京了，回长沙老家发展", [("lives_in", "长沙", "北京")]),
 ])
 def test_a_change_names_the_new_value_and_the_old(
         text: str, expected: list[tuple[str, str, str | None]]) -> None:
