@@ -137,7 +137,10 @@ _PLACE = r"(?-i:[A-Z][a-z]+)(?:[ -](?-i:[A-Z][a-z]+))*"  # "New York", not "MySQ
 
 RULES: tuple[Rule, ...] = (
     # English: names, statements of change, family, health and events first (specific)
-    _rule(r"(?:I'm|I am|it's|this is|my name is) (?P<obj>(?-i:[A-Z])[a-z]+)(?: again| here)?",
+    # "this is X" / "it's X" introduce the speaker only as "… again" / "… here": showing a
+    # photo, "This is Susie." names the snake (LoCoMo: "Jolene's name is Susie.")
+    _rule(r"(?:I'm|I am|my name is|(?:it's|this is)(?= (?-i:[A-Z])[a-z]+ (?:again|here)\b))"
+          r" (?P<obj>(?-i:[A-Z])[a-z]+)(?: again| here)?",
           _P, "name", "The user's name is {Obj}.", 0.9, 0.8, "{Obj}",
           reject=r"(?:sorry|fine|good|back|done|here|ok|okay|not|so|just|still|also|really)$"),
     # English: diet, medication, conditions (before "I'm a/an X" takes them as a role)
@@ -682,7 +685,8 @@ _SUBJECTLESS = re.compile(r"^((?:just |finally |recently )?(?:moved|relocated|st
 _DIARY_VERB = re.compile(r"^((?:just |finally |recently |also )?(?:met with|checked out|visited"
                          r"|attended|finished|used to|went|tried|took|spent|played|watched"
                          r"|had an?)\b)", re.I)
-_GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|makes?|keeps?)\b")
+_GERUND_SUBJECT = re.compile(r"^\w+ing\b[^,.!?]*\b(?:is|are|was|were|can|helps?|makes?|keeps?"
+                             r"|sounds?|seems?|looks?|feels?)\b")
 _SHARED_SUBJECT = re.compile(r"(?:work|live|use|love|like|prefer|speak|drive|play|have|own|teach"
                              r"|study)\b|(?:现在|目前|如今|平时|平常|每天|每周|经常)")
 _OTHER_SUBJECT = re.compile(rf"我的?(?:朋友|同事|同学|室友|邻居|老板|领导|{_REL_ZH})")

@@ -488,3 +488,16 @@ def test_an_age_said_with_more_after_it(said: str, age: str) -> None:
 @pytest.mark.parametrize("said", ["I'm 5 minutes away, see you soon.", "I'm 2 for 2 today."])
 def test_a_number_that_is_no_age(said: str) -> None:
     assert not [m for m in extract(said) if m.triples and m.triples[0].predicate == "age"]
+
+
+def test_this_is_a_name_only_when_the_speaker_introduces_themselves() -> None:
+    assert [c.content for c in extract("This is Susie.")] == []  # showing a photo: the snake
+    assert [c.content for c in extract("Hey, it's Marisol again.")] == [
+        "The user's name is Marisol."]
+    assert [c.content for c in extract("It's Maria here.")] == ["The user's name is Maria."]
+
+
+def test_a_gerund_that_sounds_like_something_is_no_statement_of_the_speaker() -> None:
+    assert extract("Wow, learning and gaming sounds like a fantastic combination!") == []
+    assert [c.content for c in extract("Learning Spanish now.")] == [
+        "The user is learning Spanish."]
