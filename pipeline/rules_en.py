@@ -131,7 +131,8 @@ _VAGUE = frozenset({
     "fun", "chance", "thing", "things", "stuff", "experience", "moment", "incident", "plan",
     "plans", "update", "updates", "recommendations", "tips", "success", "progress", "do",
     "recently", "lately", "today", "well", "going", "break", "rough", "patch", "skill",
-    "skills", "something", "someone", "anything", "everything", "lesson", "lessons"})
+    "skills", "something", "someone", "anything", "everything", "lesson", "lessons", "call",
+    "decision", "choice"})
 # words of when, not of what
 _WHEN = frozenset({
     "last", "next", "this", "week", "weeks", "weekend", "month", "months", "year", "years",
@@ -142,7 +143,8 @@ _SOME = frozenset({
     "some", "awesome", "great", "big", "good", "personal", "bit", "major", "huge", "new",
     "unexpected", "little", "amazing", "few", "similar", "exciting", "cool", "nice", "crazy",
     "wild", "hard", "tough", "busy", "fantastic", "incredible", "wonderful", "real", "an", "of",
-    "super", "rad", "fun", "blast", "accomplishment"})
+    "super", "rad", "fun", "blast", "accomplishment", "eventful", "interesting", "hectic",
+    "productive", "lovely", "memorable"})
 _FUNCTION = frozenset({
     "to", "the", "a", "an", "of", "in", "on", "at", "for", "with", "and", "or", "some", "all",
     "my", "their", "from", "by", "into", "out", "up", "about", "over", "just", "really", "so",

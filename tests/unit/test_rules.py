@@ -501,3 +501,9 @@ def test_a_gerund_that_sounds_like_something_is_no_statement_of_the_speaker() ->
     assert extract("Wow, learning and gaming sounds like a fantastic combination!") == []
     assert [c.content for c in extract("Learning Spanish now.")] == [
         "The user is learning Spanish."]
+
+
+def test_a_vague_event_is_no_memory() -> None:
+    assert extract("I made a huge call.") == []
+    assert extract("Had an eventful week since our last chat.") == []
+    assert extract("I learned some interesting new things.") == []
