@@ -769,7 +769,9 @@ def _statements(text: str) -> Iterator[tuple[str, bool, str]]:
     for raw in _SENTENCES.split(text):
         sentence = _REQUEST.sub(r"\1", _SENTENCE_PREFIX.sub("", raw.strip(), count=1), count=1)
         if _is_question(sentence):  # "I'm off to Oslo next week, any tips?": keep the statement
-            sentence = _TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence) else ""
+            # a Chinese question may go without its mark: "…用的Memcached，有啥坑要注意吗"
+            sentence = (_TAG_QUESTION.sub("", sentence) if _TAG_QUESTION.search(sentence)
+                        else sentence if _CJK.search(sentence) else "")
             while _CJK.search(sentence) and _ZH_ASKING.search(sentence):
                 sentence = _ZH_ASKING.sub("", sentence)  # "…，你觉得呢，有啥建议"
         sentence = _LAUGH_AFTER.sub("", sentence)  # "…，加班更多了哈哈": said, then laughed
@@ -915,7 +917,8 @@ def _about(content: str, name: str, *, zh: bool) -> str:
 # a tool named as put away beside the one used now ("Sublime基本吃灰", "PHP只剩维护老系统",
 # "告别了印象笔记"): the one now used replaces it
 _RETIRED = (r"吃灰|只剩|只用来|下掉|下线|不用了|不怎么用|很少用|基本不用|淘汰|退役|弃用|停用|卸了"
-            r"|卸载|闲置|不碰了|不再用|退坑|凉了|被替换|被干掉|被取代")
+            r"|卸载|闲置|不碰了|不再用|退坑|凉了|被替换|被干掉|被取代|被\S{1,12}?替掉|给[^，,。]{1,4}了"
+            r"|送人|挂闲鱼|卖了|卖掉|出掉|过户|换下来|停掉")
 _RETIRING = r"告别了?|卸载了?|删了|弃用了?|停用了?|不再用|不用|退掉了?"
 # a tool used beside another, not instead of it: "也用", "还在用", "同时用"
 _ALSO = re.compile(r"也(?:在|开始)?用|还(?:在)?用|同时|另外|以及|两个都|都在用|搭配|配合")

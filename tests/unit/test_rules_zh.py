@@ -65,6 +65,11 @@ def said(text: str) -> list[tuple[str, str, str | None]]:
     ("搬来成都快一个月了", [("lives_in", "成都", None)]),
     ("把面包车处理了，整了台哈弗H6", [("drives", "哈弗H6", None)]),
     ("离开北京了，回长沙老家发展", [("lives_in", "长沙", "北京")]),
+    ("辞了国家电网，去了宁德时代", [("works_at", "宁德时代", "国家电网")]),
+    ("从西安调回郑州了", [("lives_in", "郑州", "西安")]),
+    ("队列那块换Kafka了", [("uses", "Kafka", None)]),
+    ("后端已经用Go重写完了", [("uses", "Go", None)]),
+    ("线上现在跑的是达梦，Oracle 11g正式下线", [("uses", "达梦", "Oracle 11g")]),
 ])
 def test_a_change_names_the_new_value_and_the_old(
         text: str, expected: list[tuple[str, str, str | None]]) -> None:
@@ -130,6 +135,10 @@ def test_no_change_is_read_into_plans_questions_or_other_people(text: str) -> No
     ("我日常写 Python，偶尔写点 Go", [("uses", "Python", None)]),
     ("项目一直停留在 Python 2.7", [("uses", "Python 2.7", None)]),
     ("数据都存在 MongoDB 里", [("uses", "MongoDB", None)]),
+    ("我们服务全在阿里云上", [("uses", "阿里云", None)]),
+    ("照片一直存在百度网盘", [("uses", "百度网盘", None)]),
+    ("我用华为P40，没有谷歌服务是真麻烦", [("uses", "华为P40", None)]),
+    ("今年开始我就定居长沙了", [("lives_in", "长沙", None)]),
     # a clause names what the one before left unnamed; a clause that says more names nothing
     ("我在一家外企，SAP，做实施顾问", [("works_at", "SAP", None), ("role", "实施顾问", None)]),
     ("我在一家外企工作，叫西门子，做工业自动化的", [("works_at", "西门子", None)]),
@@ -167,6 +176,10 @@ def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
         (["VS Code", "VS Code"], ["Sublime"])]
     assert read("新服务已经基本都用Go写了，PHP只剩维护老系统") == [(["Go", "Go"], ["PHP"])]
     assert read("我写代码用VS Code，偶尔也用Sublime") == [(["VS Code"], [])]  # beside it
+    assert read("小米13给我妈了，我现在用华为Mate 60") == [
+        (["华为Mate 60", "华为Mate 60"], ["小米13"])]
+    assert [c.content for c in _extract("缓存这块我们用的Memcached，有啥坑要注意吗", 2)] == [
+        "用户使用Memcached。"]  # a question without its mark keeps its statement
 
 
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
@@ -215,6 +228,7 @@ def _followed(case: dict[str, object]) -> bool:
     ("zh_changes_dev7.jsonl", 0.7, 0.85),  # schools, banks, slang; first read 19/46, 11/14
     ("zh_changes_dev8.jsonl", 0.5, 0.85),  # offers, 提车, 外派, majors; first read 15/48, 11/12
     ("zh_changes_dev9.jsonl", 0.25, 0.8),  # phones, schools, consequences; first read 9/48, 8/12
+    ("zh_changes_dev10.jsonl", 0.7, 0.8),  # tech stacks, phones, moves; first read 26/48, 10/12
 ])
 def test_the_development_sets_stay_followed(name: str, changes: float,
                                             non_changes: float) -> None:
