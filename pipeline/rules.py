@@ -182,7 +182,8 @@ RULES: tuple[Rule, ...] = (
           "The user has a {animal} named {obj}.", 0.9, 0.7, "{obj}",
           also=(("has_pet", "{obj2}", "obj2"),)),
     _rule(rf"(?:I|we)(?:'ve| have)?(?: (?:just|finally|also|recently|got))* (?:have|got|adopted"
-          rf"|rescued|own) (?P<n>a|an|two|three|four|\d|a couple of) (?:new )?(?:[\w-]+ )?"
+          rf"|rescued|own) (?P<n>a|an|two|three|four|\d|a couple of) (?:new )?"
+          rf"(?!(?:few|lot|bunch|couple|ton)\b)(?:[\w-]+ )?"  # "we got a few fish": a catch
           rf"(?P<obj>{_ANIMAL}(?:s|es)?)(?: .*)?", _F, "has_pet", "The user has {n} {obj}.",
           0.85, 0.7),
     _rule(rf"(?:I |we )?(?:named|called) (?:him|her|it) (?P<obj>{_NAME})(?: .*)?", _F, "has_pet",

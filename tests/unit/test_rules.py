@@ -507,3 +507,9 @@ def test_a_vague_event_is_no_memory() -> None:
     assert extract("I made a huge call.") == []
     assert extract("Had an eventful week since our last chat.") == []
     assert extract("I learned some interesting new things.") == []
+
+
+def test_a_catch_is_no_pet() -> None:
+    assert extract("We got a few fish and had a blast.") == []
+    assert [c.content for c in extract("We just adopted a rescue dog.")] == [
+        "The user has a dog."]
