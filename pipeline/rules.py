@@ -915,12 +915,6 @@ def _about(content: str, name: str, *, zh: bool) -> str:
     return re.sub(r"\b[Tt]he user\b", name, content)
 
 
-# a tool named as put away beside the one used now ("Sublime基本吃灰", "PHP只剩维护老系统",
-# "告别了印象笔记"): the one now used replaces it
-_RETIRED = (r"吃灰|只剩|只用来|下掉|下线|不用了|不怎么用|很少用|基本不用|淘汰|退役|弃用|停用|卸了"
-            r"|卸载|闲置|不碰了|不再用|退坑|凉了|被替换|被干掉|被取代|被\S{1,12}?替掉|给[^，,。]{1,4}了"
-            r"|送人|挂闲鱼|卖了|卖掉|出掉|过户|换下来|停掉")
-_RETIRING = r"告别了?|卸载了?|删了|弃用了?|停用了?|不再用|不用|退掉了?"
 # a tool used beside another, not instead of it: "也用", "还在用", "同时用"
 _ALSO = re.compile(r"也(?:在|开始)?用|还(?:在)?用|同时|另外|以及|两个都|都在用|搭配|配合")
 
@@ -946,9 +940,7 @@ def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
     new = t.object.casefold().replace(" ", "")
     others = [n for n in same if not (n.casefold().replace(" ", "") in new
                                       or new in n.casefold().replace(" ", ""))]
-    retired = [n for n in others if re.search(
-        rf"(?:{_RETIRING}){re.escape(n)}|{re.escape(n)}[^，,。；;]{{0,10}}?(?:{_RETIRED})",
-        sentence, re.I)]
+    retired = [n for n in others if rules_zh.put_away(n, sentence)]
     if retired and not change and not _ALSO.search(clause):
         change, others = True, retired  # "我现在写代码都用VS Code了，Sublime基本吃灰"
     if not change and (others or _ALSO.search(clause)):

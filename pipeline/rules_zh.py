@@ -536,6 +536,19 @@ def _joined(parts: list[str]) -> list[str]:
 
 
 _STILL = re.compile(r"还是|仍然|依然|照旧|继续|不动|没动|没变")
+# a tool named as put away ("Sublime基本吃灰", "PHP只剩维护老系统", "告别了印象笔记")
+_RETIRED = (r"吃灰|只剩|只用来|下掉|下线|不用了|不怎么用|很少用|基本不用|淘汰|退役|弃用|停用|卸了"
+            r"|卸载|闲置|不碰了|不再用|退坑|凉了|被替换|被干掉|被取代|被\S{1,12}?替掉|给[^，,。]{1,4}了"
+            r"|送人|挂闲鱼|卖了|卖掉|出掉|过户|换下来|停掉")
+_RETIRING = r"告别了?|卸载了?|删了|弃用了?|停用了?|不再用|不用|退掉了?"
+
+
+def put_away(name: str, sentence: str) -> bool:
+    """Whether the sentence names the tool as put away, beside the one used now ("都用VS Code
+    了，Sublime基本吃灰": Sublime): then the one used now replaces it."""
+    n = re.escape(name)
+    return re.search(rf"(?:{_RETIRING}){n}|{n}[^，,。；;]{{0,10}}?(?:{_RETIRED})",
+                     sentence, re.I) is not None
 
 
 def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str | None, int]:
