@@ -313,28 +313,10 @@ def _clean(value: str, predicate: str) -> str:
         value = re.sub(r"^[\u4e00-\u9fff]{1,6}(?:大学|学院|大)(?=[\u4e00-\u9fff]{2})", "", value)
     if predicate in ("uses", "production_environment"):  # "Go写后端" -> "Go"
         value = _TOOL_TAIL.sub("", _TOOL_USE.sub("", value)).strip()
-    if predicate == "works_at" and (offer := re.match(r"(.{2,16}?)的\s*offer", value, re.I)):
-        value = offer.group(1)  # "比亚迪的offer并且已经去深圳报到了"
-    if predicate == "works_at":  # "Shopee写Go", "字节做推荐": the employer, not the work
-        value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读"
-                         r"|报到|驻场)",
-                         value,
-                         maxsplit=1)[0].strip()
-    if predicate == "uses" and (cut := re.match(
-            r"(?P<tool>.{2,}?)(?:来|拿来)?(?:做|写|记|画|剪|处理|管理)[\u4e00-\u9fff]{1,4}$",
-            value)):
-        value = cut["tool"]  # "希沃白板做课件"
-    if predicate == "works_at" and (named := re.match(
-            r"^一[家个所][\u4e00-\u9fff]{0,4}?(?:外企|公司|国企|私企|央企|企业)(?:叫)?(?P<name>[A-Za-z]"
-            r"[^，,。]*|[\u4e00-\u9fff]{2,8})$", value)):
-        value = named["name"]  # "一家外企SAP"
-    if predicate == "uses" and (known := tools.mentioned(value)) and known[0][0] == 0 and (
-            _USED_FOR.fullmatch(value[len(known[0][1]):].strip())):
-        value = known[0][1]  # "百度地图导航": the app, not what it is used for
-    if predicate == "uses" and (used := re.match(
-            r"(?P<tool>.*[A-Za-z0-9])\s+(?P<for>[\u4e00-\u9fff]{2,4})$", value)) and (
-            _USED_FOR.fullmatch(used["for"])):
-        value = used["tool"]  # "Kindle Paperwhite 看书"
+    if predicate == "uses":
+        value = _tool(value)
+    if predicate == "works_at":
+        value = _employer(value)
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
         value = named["name"]  # "一家叫星云科技的小创业公司"
     if named := re.fullmatch(r"(?:某|一家|一个)[^（(]{0,8}[（(](?P<name>[^）)]{2,20})[）)]", value):
@@ -342,6 +324,42 @@ def _clean(value: str, predicate: str) -> str:
     return value
 
 
+def _tool(value: str) -> str:
+    """A used tool's name, without its job, its kind or what it is used for."""
+    if (known := tools.mentioned(value)) and _JOB_LEAD.fullmatch(value[:known[0][0]]):
+        value = value[known[0][0]:]  # "前端Vue", "框架是Django": the tool, not its job
+    if known:
+        value = _STACK_TAIL.sub("", value).strip()  # "Laravel框架", "Django那一套"
+    if cut := re.match(
+            r"(?P<tool>.{2,}?)(?:来|拿来)?(?:做|写|记|画|剪|处理|管理)[\u4e00-\u9fff]{1,4}$",
+            value):
+        value = cut["tool"]  # "希沃白板做课件"
+    if (known := tools.mentioned(value)) and known[0][0] == 0 and (
+            _USED_FOR.fullmatch(value[len(known[0][1]):].strip())):
+        value = known[0][1]  # "百度地图导航": the app, not what it is used for
+    if (used := re.match(r"(?P<tool>.*[A-Za-z0-9])\s+(?P<for>[\u4e00-\u9fff]{2,4})$", value)) and (
+            _USED_FOR.fullmatch(used["for"])):
+        value = used["tool"]  # "Kindle Paperwhite 看书"
+    return value
+
+
+def _employer(value: str) -> str:
+    """Where one works, not the work, the offer or the kind of company."""
+    if offer := re.match(r"(.{2,16}?)的\s*offer", value, re.I):
+        value = offer.group(1)  # "比亚迪的offer并且已经去深圳报到了"
+    # "Shopee写Go", "字节做推荐": the employer, not the work
+    value = re.split(r"(?<=[^\s])(?:写|做|搞|负责|当|带|干|上班|工作|办完|办了|办理|教|读"
+                     r"|报到|驻场)", value, maxsplit=1)[0].strip()
+    if named := re.match(
+            r"^一[家个所][\u4e00-\u9fff]{0,4}?(?:外企|公司|国企|私企|央企|企业)(?:叫)?(?P<name>[A-Za-z]"
+            r"[^，,。]*|[\u4e00-\u9fff]{2,8})$", value):
+        value = named["name"]  # "一家外企SAP"
+    return value
+
+
+_JOB_LEAD = re.compile(rf"(?:(?:{_JOB_CUES}|框架|语言|技术栈)(?:这块|那块|这边)?"
+                       r"(?:统一|还|一直|都)*(?:用的是|用的|用|是)?\s*)+", re.I)
+_STACK_TAIL = re.compile(r"\s*(?:的?框架|那一?套|这一?套|全家桶|为主|技术栈)$")
 _USED_FOR = re.compile(r"(?:来|拿来|用来)?(?:写|记|存|看|用|跑|管|办公|导航|开会|聊天|听歌"
                        r"|打字|记账"
                        r"|剪辑"
@@ -477,15 +495,43 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
         if own is _SLOTS[0] and slot is _SLOTS[-1]:
             own = slot  # "线上数据库用的是 MySQL": a tool production uses, not runs on
         for s in next((pair for pair in _PAIRS if own in pair), (own,)):
-            if any(f.predicate == s.predicate for f in found):
-                continue
+            if s is not _SLOTS[-1] and any(f.predicate == s.predicate for f in found):
+                continue  # one value a slot; tools are many ("后端Java，前端Vue")
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
                 tools.mentioned(part) or re.search(_JOB_CUES, part)))
-            if about and (v := _state(s, part)):
-                found.append(Statement(s.predicate, v, None, s.kind, s.template))
-            elif about and s.predicate in _NAMED_NEXT:
+            values = _values(s, part, about=bool(about), beside_change=beside_change)
+            found.extend(Statement(s.predicate, v, None, s.kind, s.template) for v in values
+                         if v not in {f.value for f in found})
+            if about and not values and s.predicate in _NAMED_NEXT:
                 pending, previous = s, part
     return found
+
+
+def _values(slot: _Slot, part: str, *, about: bool, beside_change: bool) -> list[str]:
+    """What a clause about the slot states as its value; for tools, else the tools it names
+    (not beside a change, whose clauses name old and new)."""
+    if about and (value := _state(slot, part)):
+        return [value]
+    return _stack(part) if slot is _SLOTS[-1] and not beside_change else []
+
+
+# a stack said by its names alone: "后端Java + Spring Boot", "我们这边Python + Django为主",
+# "目前项目是Flask + Python 3.9"; not a wish, a question, a doubt or a tool given up
+_STACK_SAID = re.compile(rf"{_JOB_CUES}|技术栈|框架|语言|项目|服务|后台|是|为主|主要|主力|写的"
+                         r"|一直|平时|日常", re.I)
+_STACK_NOT = re.compile(r"不|没|别|吗|呢|吧|？|\?|怎么|哪|是否|想|希望|羡慕|推荐|安利|听说|好用"
+                        r"|心动|试|如果|要是|打算|准备|计划|考虑|以前|之前|曾经|当年|那时")
+
+
+def _stack(part: str) -> list[str]:
+    """The well-known tools a plain clause names as what is used, each once (a tool's own
+    statement: "Python + Django" is a language and a framework, each ended by its own
+    successor)."""
+    named = tools.mentioned(part)
+    if not named or not _STACK_SAID.search(part) or _STACK_NOT.search(part):
+        return []
+    values = dict.fromkeys(_clean(name, "uses") for _, name, _ in named)
+    return [v for v in values if _valid(v) and not put_away(v, part)]
 
 
 # slots whose value a clause may leave to the next, which names it ("我在一家外企，SAP，做实施

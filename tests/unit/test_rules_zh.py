@@ -175,11 +175,29 @@ def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
     assert read("我现在每天写代码都用VS Code了，Sublime基本吃灰") == [
         (["VS Code", "VS Code"], ["Sublime"])]
     assert read("新服务已经基本都用Go写了，PHP只剩维护老系统") == [(["Go", "Go"], ["PHP"])]
-    assert read("我写代码用VS Code，偶尔也用Sublime") == [(["VS Code"], [])]  # beside it
+    assert read("我写代码用VS Code，偶尔也用Sublime") == [  # beside it: both used, neither
+        (["VS Code"], []), (["Sublime"], [])]  # the editor of record
     assert read("小米13给我妈了，我现在用华为Mate 60") == [
         (["华为Mate 60", "华为Mate 60"], ["小米13"])]
     assert [c.content for c in _extract("缓存这块我们用的Memcached，有啥坑要注意吗", 2)] == [
         "用户使用Memcached。"]  # a question without its mark keeps its statement
+
+
+def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
+    def read(text: str) -> list[list[str]]:
+        return [[f"{t.predicate}:{t.object}" for t in c.triples] for c in _extract(text, 2)]
+    assert read("我们这边Python + Django为主") == [
+        ["uses:Python", "uses_language:Python"], ["uses:Django", "uses_backend:Django"]]
+    assert read("后端Java + Spring Boot，前端Vue") == [
+        ["uses:Java", "uses_language:Java"], ["uses:Spring Boot", "uses_backend:Spring Boot"],
+        ["uses:Vue", "uses_frontend:Vue"]]
+    # the tool, not its job or its kind: not "前端Vue", "框架Gin", "Laravel框架"
+    assert [c.content for c in _extract("公司的后台服务是拿Go写的，框架Gin", 2)] == [
+        "用户使用Go。", "用户使用Gin。"]
+    assert read("后端已经换成FastAPI了") == [["uses:FastAPI", "uses_backend:FastAPI"]]
+    for wish in ("iPhone 16好心动啊", "以前项目是Flask + Python 2.7", "Rust好用吗",
+                 "我们考虑后端上Go"):
+        assert read(wish) == [], wish
 
 
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
