@@ -232,13 +232,14 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
     _slot("works_at", Kind.PROFILE, "用户在{obj}工作。",
           r"跳槽|入职|离职|辞职|辞了|裸辞|离开|换工作|换了工作|被裁|加入(?![^，,]*(?:组|团队|部))"
           r"|在[^，,]{2,16}?(?:干了|干(?=[^，,。了嘛啥]{2})|做(?!的)|当|上班|工作|任职|实习|教|干活|打工|跑业务|执业|出诊|开车"
-          r"|开货车|送快递|送外卖|跑单)|跳到|进了"
+          r"|开货车|送快递|送外卖|跑单)|跳到|进了|(?:到|去)[^，,]{2,16}?(?:上班|报到|入职)"
           r"|就职于|任职于|供职于"
           r"|在[^，,]{2,16}?(?:公司|集团|银行|中心|研究院|研究所|医院|学校|大学|局|外企|国企|央企"
           r"|私企)(?=[，,。]|$)"
           r"|不在[^，,]{1,10}?(?:干|上班|工作)?了"
           r"|出来了|挖到|挖去|挖(?:了)?(?:过去|走)|猎头|offer|拿到[^，,]{0,10}的录用|的(?:正式)?员工",
           r"公司(?:叫|名叫|叫做){V}", r"在{V}(?:办完|办了|办理)?入职",
+          r"(?:到|去)(?P<obj>[^，,。]{2,16}?)(?:上班|报到|入职)",
           r"是(?P<obj>[^，,。的]{2,16})的(?:正式)?员工",
           r"(?:就职于|任职于|供职于){V}",
           rf"在{{V}}干了{_SPAN}",
@@ -379,7 +380,7 @@ def _valid(value: str | None) -> bool:
     return bool(value) and len(value or "") <= 40 and not _VAGUE.fullmatch(value or "") and (
         not re.search(r"一[家个所间]|[那这]儿|[那这]里|[那这]边|^不|[那这](?:套|个|块|摊)"
                       r"|^(?:成功|失败|完成|顺利)$|我(?:也|就|还)"
-                      r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$"
+                      r"|^[一二三四五六七八九十百\d]+(?:楼|层|号|室|单元)$|^[家个所间](?:公司|单位|企业|学校|医院)$"
                       r"|^(?:凌晨|半夜|深夜|早上|晚上|中午|下午)?[一二三四五六七八九十两\d]+点"
                       r"|^第[一二三四五六七八九十\d]+(?:天|次|个|周)|^搬|学生$"
                       r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$"
@@ -597,6 +598,23 @@ def put_away(name: str, sentence: str) -> bool:
                      sentence, re.I) is not None
 
 
+def _work_and_role(rest: str) -> list[Statement]:
+    """After a verb of joining ("去了", "跳槽到"), the employer and the role it names: "网易，
+    title是高级产品经理", "网易当产品经理"; nothing when what follows is the role itself."""
+    first, _, after = re.split(r"[，,]", rest, maxsplit=1)[0], None, rest
+    split = re.match(r"(?P<work>[^，,。]{2,16}?)(?:当|做|任|担任)(?P<role>[^，,。]+)$", first)
+    work = _clean(split["work"] if split else first, _WORK.predicate)
+    role = (_clean(split["role"], _ROLE.predicate) if split else next(
+        (v for c in re.split(r"[，,]", after) if (v := _state(_ROLE, c))), None))
+    if not _valid(work) or re.search(_ROLE_WORD, work) or not role or not _valid(role):
+        return []
+    return [Statement(_WORK.predicate, work, None, _WORK.kind, _WORK.template, change=True),
+            Statement(_ROLE.predicate, role, None, _ROLE.kind, _ROLE.template, change=True)]
+
+
+_TO_WORK = re.compile(r"(?:去了|入职|加入|跳槽到|跳槽去|跳到|投靠|投奔|挖到|挖去)了?")
+
+
 def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str | None, int]:
     """The value a change ends on and where its statement starts: after the verb of change,
     else after "现在…" ("以前X，现在Y")."""
@@ -670,6 +688,9 @@ def read(sentence: str) -> list[Statement]:
         new = next((v for c in rest if (v := _state(slot, c))), None)
     if new is None or not _valid(new):
         return []
+    if slot is _ROLE and verb is not None and _TO_WORK.fullmatch(verb.group()) and (
+            both := _work_and_role(text[verb.end():])):
+        return both  # "去了网易，title是高级产品经理": the employer, then the role
     found = [Statement(slot.predicate, new, _old_value(slot, text, old, new, verb), slot.kind,
                        slot.template, change=True)]
     if slot is _WORK and (role := re.search(r"[，,](?:还是)?(?:做|当|担任)(?P<obj>[^，,。]+)",
@@ -678,4 +699,7 @@ def read(sentence: str) -> list[Statement]:
         if _valid(value) and _ROLE.cue.search("做" + value):
             found.append(Statement(_ROLE.predicate, value, None, _ROLE.kind, _ROLE.template,
                                    change=True))
+    elif slot is _WORK and verb is not None and _TO_WORK.fullmatch(verb.group()) and (
+            both := _work_and_role(text[verb.end():])) and re.search(_ROLE_WORD, both[1].value):
+        found.append(both[1])  # "加入了字节做后端开发"
     return found

@@ -200,6 +200,21 @@ def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
         assert read(wish) == [], wish
 
 
+def test_where_one_went_is_the_employer_and_the_title_the_role() -> None:
+    def said(text: str) -> list[tuple[str, str]]:
+        return [(st.predicate, st.value) for st in read(text)]
+    assert said("去了网易，title是高级产品经理") == [("works_at", "网易"), ("role", "高级产品经理")]
+    assert said("跳槽到了字节，职位是数据分析师") == [("works_at", "字节"), ("role", "数据分析师")]
+    assert said("去了网易当产品经理") == [("works_at", "网易"), ("role", "产品经理")]
+    assert said("加入了字节做后端开发") == [("works_at", "字节"), ("role", "后端开发")]
+    assert said("已经到京东上班了") == [("works_at", "京东")]
+    # "家公司" names no company: the next clause does
+    assert said("换了家公司，在蔚来当测试经理") == [("works_at", "蔚来"), ("role", "测试经理")]
+    assert said("我已经升职成经理了") == [("role", "经理")]
+    assert said("明天去北京出差") == []
+    assert said("下周去网易报到") == []  # not yet
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
