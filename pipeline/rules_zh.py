@@ -93,7 +93,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|切换到|切换成|切到|切成|全切到|改成|改为|改用|换用|转用|升级到|升级成|升级为|升级至"
            r"|升到|升至"
            r"|导到|导入到|转到|转去|转入|调到|调去|划到|划入|并入|入职|加入|跳槽到|跳槽去|跳到|去了"
-           r"|来了"
+           r"|来了|来到了?|(?<=现在)回(?:到)?"
            r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
            r"|入坑|统一改|全部改|都改"
            r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|换(?=\s*[A-Za-z])|调回(?:到)?(?!总部|原|本部)|提了辆|整了(?:辆|台)|换了台|正式做|正式当|开始担任|刚到"
@@ -204,9 +204,13 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖|了?工位|了?座位)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活"
           r"|(?<![个几多些本])人在|(?:全家|一家人?|举家)[^，,。]{0,6}?(?:迁|搬|移)|外派"
-          r"|坐标|base|租房|合租|调回(?!总部|原|本部)|租了|买了房|买房|常驻|落地|润到|润去|迁居|移居|漂了"
+          r"|坐标|base|租房|合租|调回(?!总部|原|本部)|租了|买了房|买房|常驻|落地|落脚|润到|润去|迁居|移居|漂了"
+          r"|(?<!等)(?:待|呆)(?:了[一二三四五六七八九十两几半\d]+(?:年|个多?月)|够|腻|不下去)|来到了?|房租到期|退租"
+          r"|(?<=[在])[^，,。]{2,8}?过得"
           rf"|{_NOT_PAST}住[^，,。在进到着的]{{2,8}}?{_SPAN}|{_NOT_PAST}在[^，,。]{{2,8}}?住了{_SPAN}|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
-          r"在{V}(?:定居|安家|落户|生活|住|租房|合租|租了|买了房)", r"(?:租房|租|住)在{V}",
+          r"在{V}(?:定居|安家|落户|落脚|安顿|生活|住|租房|合租|租了|买了房)",
+          r"(?:租房|租|住)在{V}", r"落脚(?:在|到)?{V}", r"来到了?{V}",
+          r"在(?P<obj>[^，,。]{2,8}?)过得",
           r"新家(?:在|是){V}", r"在{V}漂了",
           rf"住(?P<obj>[^，,。在进到着的]{{2,8}}?){_SPAN}",
           r"(?<=[我的])家在{V}", r"家(?:也|就|还|已经)?在{V}",
@@ -306,8 +310,9 @@ def _clean(value: str, predicate: str) -> str:
         value = _HELD_FOR.sub("", value)  # "开了五年的卡罗拉": how long, then the car
         value = _SINCE.sub("", value)
         value = _NAMED.sub(r"\g<name>", value)
-        if predicate == "lives_in":
-            value = _LEAD_PLACE.sub("", value)
+        if predicate == "lives_in":  # "老家南昌", "南京的房子": the place
+            value = re.sub(r"(?:的|那边的|这边的)(?:房子|家|住处|出租屋)$", "",
+                           _LEAD_PLACE.sub("", value))
     if predicate == "major":
         value = re.sub(r"(?:专业|系|方向)$", "", re.sub(r"^(?:本人|我)", "", value)).strip()
         # "郑大会计学": the school's short name before the field
@@ -622,8 +627,9 @@ def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str 
         _clean(text[verb.end():], slot.predicate), verb.end())
     now = re.search(r"现在(?:全部|都|已经|改|还是|天天|每天)*(?:手上|手里|手头)?|^已经(?=是|用)",
                     text)
-    if not _valid(new) and now is not None:
-        new = _state(slot, text[now.end():]) or _clean(text[now.end():], slot.predicate)
+    if not _valid(new) and now is not None:  # clause by clause: "现在人在成都了，房子租在高新区"
+        new = next((v for c in re.split(r"[，,]", text[now.end():]) if (v := _state(slot, c))),
+                   None) or _clean(text[now.end():], slot.predicate)
         end = now.start()
     return new, end
 

@@ -215,6 +215,19 @@ def test_where_one_went_is_the_employer_and_the_title_the_role() -> None:
     assert said("下周去网易报到") == []  # not yet
 
 
+def test_a_move_names_the_city_not_the_district_nor_the_house() -> None:
+    def said(text: str) -> list[tuple[str, str, str | None]]:
+        return [(st.predicate, st.value, st.old) for st in read(text)]
+    assert said("现在人在成都了，房子租在高新区") == [("lives_in", "成都", None)]
+    assert said("上个月已经落脚杭州了，住在西湖区") == [("lives_in", "杭州", None)]
+    assert said("现在住的是南京的房子") == [("lives_in", "南京", None)]
+    assert said("告别了上海，来到了厦门") == [("lives_in", "厦门", "上海")]
+    assert said("离开北京三个月了，在成都过得挺好") == [("lives_in", "成都", "北京")]
+    assert said("杭州的房租到期了，干脆去了苏州") == [("lives_in", "苏州", None)]
+    assert said("在公司待了一天") == []
+    assert said("我们现在回公司了") == []
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
