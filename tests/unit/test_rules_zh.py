@@ -228,6 +228,17 @@ def test_a_move_names_the_city_not_the_district_nor_the_house() -> None:
     assert said("我们现在回公司了") == []
 
 
+def test_a_new_car_by_how_it_was_got() -> None:
+    def said(text: str) -> list[tuple[str, str]]:
+        return [(st.predicate, st.value) for st in read(text)]
+    assert said("老车卖了，现在开的比亚迪海豹") == [("drives", "比亚迪海豹")]
+    assert said("新车到手，是一台理想L6") == [("drives", "理想L6")]
+    assert said("车换了，开上了特斯拉Model 3") == [("drives", "特斯拉Model 3")]
+    assert said("喜提比亚迪汉EV一台") == [("drives", "比亚迪汉EV")]
+    assert said("帕萨特出手了，入手了问界M7，家里人都喜欢") == [("drives", "问界M7")]
+    assert said("老车卖了，买了台小鹏G6，每天通勤爽多了") == [("drives", "小鹏G6")]
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
