@@ -1002,6 +1002,12 @@ class RuleExtractor:
         # a clause of a planned change, read alone, states no change
         plain = _read_zh(clause, turn, hedged, changes=False,
                          plain_only=rules_zh.planned(sentence))
+        if candidate is None and not plain and sentence not in ("", clause):
+            # the clause names the value, another clause of its sentence the slot ("手机摔坏了，
+            # 现在用的华为Pura 70"): the sentence's plain statements of values in this clause
+            plain = [c for c in _read_zh(sentence, turn, hedged, changes=False,
+                                         plain_only=rules_zh.planned(sentence))
+                     if c.triples[0].object in clause]
         if candidate is None:
             return plain or _read_self(clause, turn, hedged, sentence)
         said = {t.predicate for t in candidate.triples}

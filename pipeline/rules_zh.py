@@ -569,6 +569,7 @@ def _appositive(part: str, slot: _Slot, *, after_one: bool = False) -> str | Non
         return None
     if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
                                 r"|主要|平时|目前|现在|天天|每天|一直|还|也|都|就)", value)
+                      or re.search(r"用(?!友)", value)  # "这两天在用iPhone 15" says more
                       or _slot_of(value, known=False) not in (None, slot)):
         return None
     value = _clean(value, slot.predicate)
