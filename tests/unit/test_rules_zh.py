@@ -248,6 +248,33 @@ def test_a_value_named_in_one_clause_of_a_slot_named_in_another() -> None:
         ["uses:iPhone 15", "uses_phone:iPhone 15"]]
 
 
+def test_teams_errands_and_words_that_only_look_like_a_slot() -> None:
+    def said(text: str) -> list[tuple[str, str]]:
+        return [(st.predicate, st.value) for st in read(text)]
+    assert said("我在字节的支付组写后端") == [("team", "字节的支付组")]
+    assert said("最近在运维组值班") == [("team", "运维组")]
+    assert said("我是阿里妈妈算法组的") == [("team", "阿里妈妈算法组")]
+    assert said("汇报线变了，我现在归安全团队管") == [("team", "安全团队")]
+    assert said("转到SRE平台组之后只负责工具开发") == [("team", "SRE平台组")]
+    assert said("我们团队写后端用的是 Python") == [("uses", "Python")]  # no team named
+    assert said("天天开途观送娃上学") == [("drives", "途观")]
+    # 拉 is no errand
+    assert said("我开的是一台 2016 年的卡罗拉") == [("drives", "2016 年的卡罗拉")]
+    assert [p for p, _ in said("我们用户体验组的周会好长")] != ["uses"]  # 用户 is no use
+    assert said("老车卖了，现在每天开着海豹上班") == [("drives", "海豹")]  # 现在…上班: no workplace
+
+
+def test_more_ways_to_say_a_change_happened() -> None:
+    def said(text: str) -> list[tuple[str, str, bool]]:
+        return [(st.predicate, st.value, st.change) for st in read(text)]
+    assert said("笔记全导进Obsidian了") == [("uses", "Obsidian", True)]
+    assert said("老项目全部重构到React了") == [("uses", "React", True)]
+    assert said("机房退租了，上个月全量上了阿里云") == [("production_environment", "阿里云", True)]
+    assert said("Memcached下线了，缓存统一走Redis集群") == [("uses", "Redis集群", True)]
+    assert said("以旧换新把三星折了四百块，现在用的iPhone 15 Pro") == [
+        ("uses", "iPhone 15 Pro", True)]
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
