@@ -108,7 +108,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|统一改成|都改成|全部改成|迁居至|迁居到|重装成|装成|重做成|现就职于|就职于|转到"
            r"|落户(?:到|在)?|润到|润去|转投|喜提|被提成|熬成|熬到|落到|全部落到|重写成|重写为|外派到|外派去|全面切(?:到|成)?(?!换)|全切(?:到|成)?(?!换)|开始读(?![研博本大高初书])"
            r"|拿(?:到|了)了?(?=[^，,。]{2,16}?的\s*offer[^。]*?(?:报到|入职|上班))|\s*(?:→|->|=>)\s*"
-           r"|导进|迁进|搬进|转进|重构到|重构成|全量(?:上|切到|迁到|切)|调我(?:去|到)|合并到)了?")
+           r"|导进|迁进|搬进|转进|重构到|重构成|全量(?:上|切到|迁到|切)|调我(?:去|到)|合并到|并到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
     re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
@@ -206,12 +206,13 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
     _slot("lives_in", Kind.PROFILE, "用户住在{obj}。",
           r"(?<!把)搬(?!砖|了?工位|了?座位)|住(?=在|进|到|着|的地方)|(?<=[我人])住|定居|落户|安家|老家|生活"
           r"|(?<![个几多些本])人在|(?:全家|一家人?|举家)[^，,。]{0,6}?(?:迁|搬|移)|外派"
-          r"|坐标|base|租房|合租|调回(?!总部|原|本部)|租了|买了房|买房|常驻|落地|落脚|润到|润去|迁居|移居|漂了"
-          r"|(?<!等)(?:待|呆)(?:了[一二三四五六七八九十两几半\d]+(?:年|个多?月)|够|腻|不下去)|来到了?|房租到期|退租"
+          r"|坐标|base|租房|合租|调回(?!总部|原|本部)|租了(?!一?[辆台])|租好|买了房|买房|常驻|落地|落脚|润到|润去|迁居|移居|漂了"
+          r"|(?<!等)(?<!团队)(?<!中台)(?<!部门)(?<![组司])(?:待|呆)(?:了[一二三四五六七八九十两几半\d]+(?:年|个多?月)|够|腻|不下去)|来到了?|房租到期|退租|^在[\u4e00-\u9fff]{2,4}的第[一二三四五六七八九十\d]+年"
           r"|(?<=[在])[^，,。]{2,8}?过得"
           rf"|{_NOT_PAST}住[^，,。在进到着的]{{2,8}}?{_SPAN}|{_NOT_PAST}在[^，,。]{{2,8}}?住了{_SPAN}|人(?:已经)?到|(?<=[我的])家在|(?<![不得])住(?=[，,。！!]|$)|(?<=现在)住|^住(?=[\u4e00-\u9fffA-Za-z])|安顿|新家",
           r"在{V}(?:定居|安家|落户|落脚|安顿|生活|住|租房|合租|租了|买了房)",
           r"(?:租房|租|住)在{V}", r"落脚(?:在|到)?{V}", r"来到了?{V}",
+          r"^在(?P<obj>[\u4e00-\u9fff]{2,4})的第[一二三四五六七八九十\d]+年",
           r"在(?P<obj>[^，,。]{2,8}?)过得",
           r"新家(?:在|是){V}", r"在{V}漂了",
           rf"住(?P<obj>[^，,。在进到着的]{{2,8}}?){_SPAN}",
@@ -222,7 +223,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
     _slot("team", Kind.PROFILE, "用户在{obj}。",
           r"[组部](?:[了，,。]|$|负责|做|维护|工作|管)|(?<!们)[组部](?:写|搞|带|待|呆|干|值班|的一员)"
           r"|(?:团队|中台)(?:[了，,。]|$|负责|做)|(?<!们)(?:团队|中台)(?:写|搞|待|呆|干|值班|的一员)"
-          r"|调到|划到|划入|并入|并到"
+          r"|调到|划到|划入|并入|并到|新(?:部门|组|团队)(?=是|叫)"
           r"|汇报线|归[^，,。]{2,12}?管|是[^，,。]{2,12}?(?:组|团队|中台)的$"
           r"|内部转|调去|调入|派到|轮转到|转到[^，,。]{1,10}(?:组|部|团队)|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
           r"(?:所在的是|(?<!现)在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|中台|事业群|科室|科))",
@@ -296,10 +297,12 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"(?:主要|日常|平时|一直|都|天天)写(?P<obj>\s*[A-Za-z][^，,。]*)",
           r"(?<=[记写存画剪聊跑做通公享])[\u4e00-\u9fff]{0,3}用{V}",
           r"用(?P<obj>\s*[A-Za-z][^，,。]*)",
-          r"一直在{V}", rf"^(?P<obj>[A-Za-z][^，,。]{{1,20}}?)用了{_SPAN}", _JOB_USES),
+          r"一直在{V}", rf"^(?P<obj>(?:[A-Za-z]|{_CJK_PRODUCTS})[^，,。]{{1,20}}?)用了{_SPAN}",
+          _JOB_USES),
 )
-_WORK, _ROLE, _SCHOOL, _MAJOR = (next(s for s in _SLOTS if s.predicate == p)
-                                 for p in ("works_at", "role", "studies_at", "major"))
+_WORK, _ROLE, _SCHOOL, _MAJOR, _TEAM = (
+    next(s for s in _SLOTS if s.predicate == p)
+    for p in ("works_at", "role", "studies_at", "major", "team"))
 _PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
@@ -333,7 +336,8 @@ def _clean(value: str, predicate: str) -> str:
         value = _tool(value)
     if predicate == "works_at":
         value = _employer(value)
-    if predicate == "drives":  # "哈弗H6跑滴滴", "途观送娃上学": the car, not the errand
+    if predicate == "drives":  # "我的卡罗拉", "哈弗H6跑滴滴", "途观送娃上学": the car
+        value = re.sub(r"^(?:我的|我那[辆台]|我家的?|家里的?|[那这][辆台])", "", value)
         value = re.split(r"(?<=\S{2})(?:去|跑|送|接|上下班|上班|通勤|回)(?=[\u4e00-\u9fff])", value,
                          maxsplit=1)[0]
     if predicate == "team" and (unit := re.match(
@@ -559,7 +563,7 @@ def _stack(part: str) -> list[str]:
 
 # slots whose value a clause may leave to the next, which names it ("我在一家外企，SAP，做实施
 # 顾问"; "我在一所双非读本科，江西理工大学"; "我用安卓手机，小米13"; "公司叫傲基")
-_NAMED_NEXT = frozenset({"works_at", "studies_at", "uses"})
+_NAMED_NEXT = frozenset({"works_at", "studies_at", "uses", "team"})
 _APPOSITIVE = re.compile(r"^(?:(?:公司|学校|单位|名字)?(?:叫|名叫|叫做)(?P<called>[^，,。的]{2,16})"
                          r"|(?P<parent>[^，,。的]{2,8})(?:下面|旗下|下属)的[^，,。]{1,8}"
                          r"|(?P<name>[^，,。]{2,16}?))$")
@@ -583,7 +587,8 @@ def _appositive(part: str, slot: _Slot, *, after_one: bool = False) -> str | Non
             or (slot.predicate == "uses" and tools.mentioned(value))):
         return None
     if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
-                                r"|开(?!瑞)|主要|平时|目前|现在|天天|每天|一直|还|也|都|就)", value)
+                                r"|开(?!瑞)|租|买|提|入|换|搞|主要|平时|目前|现在|天天|每天|一直|还"
+                                r"|也|都|就)", value)
                       or re.search(r"用(?!友)", value)  # "这两天在用iPhone 15" says more
                       or _slot_of(value, known=False) not in (None, slot)):
         return None
@@ -635,6 +640,8 @@ def _work_and_role(rest: str) -> list[Statement]:
             Statement(_ROLE.predicate, role, None, _ROLE.kind, _ROLE.template, change=True)]
 
 
+# where one went: a change of place or job, never of a car or a tool ("开着我的卡罗拉去了趟千岛湖")
+_GONE_TO = re.compile(r"(?:去了|来了|来到|刚到|进了|到了)了?")
 _TO_WORK = re.compile(r"(?:去了|入职|加入|跳槽到|跳槽去|跳到|投靠|投奔|挖到|挖去)了?")
 
 
@@ -675,6 +682,33 @@ _DIALECT = re.compile("|".join(_PLAIN))
 _GIVEN = re.compile(r"^[\u4e00-\u9fff]{1,4}给我(?=(?:买|置换|换|配|送|提)了)")
 
 
+def _new_elsewhere(slot: _Slot, text: str, old: str | None) -> str | None:
+    """A change's new value when its verb names none: got ("小米SU7到手了"), named after
+    "一家…" ("去了一家券商做投行，中信证券"), stated plainly beside the old one ("新车是理想
+    L7，雅阁已经置换掉了"), the subject of a later clause ("不在快手了，拼多多这边节奏太快"),
+    or the last tool named that is not the old one ("换机了，vivo X100的长焦是真的顶")."""
+    new = None
+    if got := _GOT.search(text):
+        new = _clean(got["obj"] or got["pit"] or got["by"], slot.predicate)
+    if not _valid(new) and (after := re.search(
+            r"(?:去了|到了|进了|提车了|到手了|换了|[^，,。]{0,12}?(?:一家|一所|一个|一台|一辆))"
+            r"[^，,。]*[，,](?P<next>[^，,。]+)", text)):
+        new = _appositive(after["next"], slot, after_one=_ONE.search(after.group()) is not None
+                          ) or new
+    first, *later = re.split(r"[，,]", text)
+    clauses = [c for c in [first, *later] if not (old and old in c)]
+    if not _valid(new):
+        new = next((v for c in clauses if (v := _state(slot, c))), None)
+    if not _valid(new) and slot in (_WORK, _TEAM):
+        new = next((v for c in later if not (old and old in c) and (
+            here := re.match(r"^(?:现在)?(?:在)?(?P<obj>[^，,。]{2,8}?)(?:这边|那边)", c))
+            and _valid(v := _clean(here["obj"], slot.predicate))), None)
+    if not _valid(new) and slot is _SLOTS[-1]:
+        new = next((n for _, n, _ in reversed(tools.mentioned(text))
+                    if not (old and (n in old or old in n))), None)
+    return new
+
+
 def read(sentence: str) -> list[Statement]:
     """The slot values a Chinese sentence states, or the change it states; empty when it
     states neither, states it of someone else, or only plans, asks or supposes it."""
@@ -687,7 +721,9 @@ def read(sentence: str) -> list[Statement]:
     # the verb of change: the first one followed by a value ("升级到 Vue 3 了，…也换成了 X";
     # "被调到了增长团队，风控那摊已经交接出去了")
     verb = next((m for m in re.finditer(_CHANGE, text)
-                 if _valid(_clean(text[m.end():], slot.predicate))), None)
+                 if _valid(_clean(text[m.end():], slot.predicate)) and not (
+                     slot.predicate in ("drives", "uses") and _GONE_TO.fullmatch(m.group()))),
+                None)
     is_change = verb is not None or bool(_CHANGED.search(text)) or any(
         p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
     if not is_change:
@@ -699,17 +735,8 @@ def read(sentence: str) -> list[Statement]:
     new, end = _new_value(slot, text, verb)
     old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None) or next(
         (m["old"] for p in _GIVEN_UP if (m := p.search(text[end:]))), None)
-    if not _valid(new) and (got := _GOT.search(text)):
-        new = _clean(got["obj"] or got["pit"] or got["by"], slot.predicate)  # "小米SU7到手了"
-    if not _valid(new) and (after := re.search(
-            r"(?:去了|到了|进了|提车了|到手了|换了|[^，,。]{0,12}?(?:一家|一所|一个|一台|一辆))"
-            r"[^，,。]*[，,](?P<next>[^，,。]+)", text)):
-        new = _appositive(after["next"], slot, after_one=_ONE.search(after.group()) is not None
-                          ) or new  # "去了一家券商做投行，中信证券"
     if not _valid(new):
-        # "新车是理想 L7，雅阁已经置换掉了": the value is stated plainly beside the old one
-        rest = [c for c in re.split(r"[，,]", text) if not (old and old in c)]
-        new = next((v for c in rest if (v := _state(slot, c))), None)
+        new = _new_elsewhere(slot, text, old)
     if new is None or not _valid(new):
         return []
     if slot is _ROLE and verb is not None and _TO_WORK.fullmatch(verb.group()) and (

@@ -105,6 +105,8 @@ def mentioned(text: str) -> list[tuple[int, str, str]]:
                 end += 1  # "MySQL 5.7" is written "MySQL5.7" too
             if end < len(text) - 1 and text[end] == " " and re.match(r"\d", text[end + 1]):
                 end = re.match(r" [\d.]+", text[end:]).end() + end  # type: ignore[union-attr]
+            elif model := re.match(r" [A-Z]{1,3}\d+[A-Za-z0-9]*(?![A-Za-z0-9])", text[end:]):
+                end += model.end()  # "vivo X100", "Redmi K60": a model's number
             taken |= set(range(m.start(), end))
             out.append((m.start(), text[m.start():end].strip(), job))
     return sorted(out)

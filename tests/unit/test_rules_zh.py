@@ -275,6 +275,23 @@ def test_more_ways_to_say_a_change_happened() -> None:
         ("uses", "iPhone 15 Pro", True)]
 
 
+def test_a_new_value_said_elsewhere_in_its_sentence() -> None:
+    def said(text: str) -> list[tuple[str, str, bool]]:
+        return [(st.predicate, st.value, st.change) for st in read(text)]
+    assert said("不在快手了，拼多多这边节奏太快，食堂也一般") == [("works_at", "拼多多", True)]
+    assert said("换组了，以后不用碰iOS了，前端组这边主要写小程序") == [("team", "前端组", True)]
+    assert said("换机了，vivo X100的长焦是真的顶") == [("uses", "vivo X100", True)]
+    assert said("新部门是做广告投放的，叫商业化中台") == [("team", "商业化中台", False)]
+    assert said("我们组整个并到数据平台部了，领导也换了") == [("team", "数据平台部", True)]
+    assert said("公司调我去深圳南山那边了，房子已经租好") == [("lives_in", "深圳南山", True)]
+    # a trip is no new car; a team's years are no home; "租了辆" is a car
+    assert said("周末开着我的卡罗拉去了趟千岛湖") == [("drives", "卡罗拉", False)]
+    assert said("我在腾讯云的数据库团队待了两年了") == [("team", "腾讯云的数据库团队", False)]
+    assert said("跑滴滴的车换了，租了辆埃安S") == [("drives", "埃安S", True)]
+    assert said("在杭州的第三年，终于习惯了梅雨季") == [("lives_in", "杭州", False)]
+    assert said("华为Mate 40 Pro用了三年还很流畅") == [("uses", "华为Mate 40 Pro", False)]
+
+
 def test_laughing_after_a_statement_keeps_it_laughing_first_does_not() -> None:
     assert [t.object for c in _extract("上个月我搬到杭州了，房租便宜一半哈哈", 2)
             for t in c.triples] == ["杭州"]
@@ -322,7 +339,7 @@ def _followed(case: dict[str, object]) -> bool:
     ("zh_changes_dev8.jsonl", 0.5, 0.85),  # offers, 提车, 外派, majors; first read 15/48, 11/12
     ("zh_changes_dev9.jsonl", 0.25, 0.8),  # phones, schools, consequences; first read 9/48, 8/12
     ("zh_changes_dev10.jsonl", 0.7, 0.8),  # tech stacks, phones, moves; first read 26/48, 10/12
-    ("zh_changes_dev11.jsonl", 0.35, 0.95),  # values said in passing; first read 19/48, 12/12
+    ("zh_changes_dev11.jsonl", 0.75, 0.95),  # values said in passing; first read 19/48, 12/12
 ])
 def test_the_development_sets_stay_followed(name: str, changes: float,
                                             non_changes: float) -> None:
