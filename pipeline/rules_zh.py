@@ -288,7 +288,7 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           rf"(?<![不没])(?:我|我们|平时|一直|现在)用(?P<obj>(?:{_CJK_PRODUCTS})[^，,。]{{0,12}})",
           r"(?:统一|都|全部|开始|主要|基本)用{V}", r"(?:统一|都|全部|全|改)走{V}",
           r"(?:都|全|全部|统一|一直)(?:放|存)(?:在|到)?{V}",
-          r"(?:都|全|全部|一直)在(?P<obj>[^，,。]+?)上",
+          r"(?:都|全|全部|一直)在(?P<obj>[^，,。]+?)(?:上|里)",
           r"(?:库|数据库|框架|系统|版本|编辑器|IDE|语言|电脑|手机|笔记本|工具|主力机|技术栈|栈)"
           r"(?:统一|还|一直|都)*是{V}",
           # "服务都是 Python 3.8 写的", "基于 Spring Cloud", "主要写 Java": a tool by its name
@@ -545,7 +545,8 @@ def _values(slot: _Slot, part: str, *, about: bool, beside_change: bool) -> list
 # a stack said by its names alone: "后端Java + Spring Boot", "我们这边Python + Django为主",
 # "目前项目是Flask + Python 3.9"; not a wish, a question, a doubt or a tool given up
 _STACK_SAID = re.compile(rf"{_JOB_CUES}|技术栈|框架|语言|项目|服务|后台|是|为主|主要|主力|写的"
-                         r"|一直|平时|日常", re.I)
+                         r"|一直|平时|日常|库|(?:跑|撑|扛|用)(?:了|着)|目前|我们(?=\s*[A-Za-z])",
+                         re.I)
 _STACK_NOT = re.compile(r"不|没|别|吗|呢|吧|？|\?|怎么|哪|是否|想|希望|羡慕|推荐|安利|听说|好用"
                         r"|心动|试|如果|要是|打算|准备|计划|考虑|以前|之前|曾经|当年|那时")
 
@@ -587,7 +588,7 @@ def _appositive(part: str, slot: _Slot, *, after_one: bool = False) -> str | Non
             or (slot.predicate == "uses" and tools.mentioned(value))):
         return None
     if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
-                                r"|开(?!瑞)|租|买|提|入|换|搞|主要|平时|目前|现在|天天|每天|一直|还"
+                                r"|开(?!瑞)|租|买|提|入|换|主要|平时|目前|现在|天天|每天|一直|还"
                                 r"|也|都|就)", value)
                       or re.search(r"用(?!友)", value)  # "这两天在用iPhone 15" says more
                       or _slot_of(value, known=False) not in (None, slot)):

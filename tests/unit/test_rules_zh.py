@@ -195,8 +195,12 @@ def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
     assert [c.content for c in _extract("公司的后台服务是拿Go写的，框架Gin", 2)] == [
         "用户使用Go。", "用户使用Gin。"]
     assert read("后端已经换成FastAPI了") == [["uses:FastAPI", "uses_backend:FastAPI"]]
+    for used in ("MySQL跑了五年了，很稳", "订单库MySQL，数据量不大", "我们MySQL主从，够用了",
+                 "目前Oracle扛着，还没出事", "数据都在MySQL里，每天备份"):
+        assert [t.split(":")[1] for c in read(used) for t in c][:1] in (
+            ["MySQL"], ["Oracle"]), used
     for wish in ("iPhone 16好心动啊", "以前项目是Flask + Python 2.7", "Rust好用吗",
-                 "我们考虑后端上Go"):
+                 "我们考虑后端上Go", "我们老板很喜欢Rust"):
         assert read(wish) == [], wish
 
 
