@@ -192,6 +192,11 @@ _CJK_PRODUCTS = "|".join(sorted({re.escape(p.strip()) for j in tools.jobs() for 
                                   if re.match(r"[\u4e00-\u9fff]", p)}, key=len, reverse=True))
 
 
+_UNIT = r"(?:小组|组(?![长员])|团队|部门|部(?!长)|中心|中台|事业群|事业部|科室|科(?!长))"
+# a workplace that is a team ("在支付组当组长"; not "在网易游戏部门干策划": the company's)
+_A_TEAM = re.compile(r"(?:小组|组|团队|中台)$")
+
+
 def _slot(predicate: str, kind: Kind, template: str, cue: str, *states: str) -> _Slot:
     return _Slot(predicate, kind, template, re.compile(cue, re.I),
                  tuple(re.compile(s.replace("{V}", _V), re.I) for s in states))
@@ -226,6 +231,9 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"|调到|划到|划入|并入|并到|新(?:部门|组|团队)(?=是|叫)"
           r"|汇报线|归[^，,。]{2,12}?管|是[^，,。]{2,12}?(?:组|团队|中台)的$"
           r"|内部转|调去|调入|派到|轮转到|转到[^，,。]{1,10}(?:组|部|团队)|(?<=[\u4e00-\u9fff])科(?=[了，,。]|$|上班|工作)",
+          # a team inside a larger unit is named down to it: "搜索部门下面的排序组"
+          rf"(?:所在的是|(?<!现)在|属于)(?P<obj>[^，,。]*?{_UNIT}"
+          rf"(?:(?:下面|下属|旗下|里)?的[^，,。]*?{_UNIT})+)",
           r"(?:所在的是|(?<!现)在|属于)(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|中台|事业群|科室|科))",
           r"归(?P<obj>[^，,。]*?(?:小组|组|团队|部门|部|中心|中台|事业群|科室|科))管",
           r"(?P<obj>[^，,。]{2,12}?(?:小组|组|团队|部门|中台))的一员",
@@ -341,7 +349,7 @@ def _clean(value: str, predicate: str) -> str:
         value = re.split(r"(?<=\S{2})(?:去|跑|送|接|上下班|上班|通勤|回)(?=[\u4e00-\u9fff])", value,
                          maxsplit=1)[0]
     if predicate == "team" and (unit := re.match(
-            r".{2,}?(?:小组|组|团队|部门|中台|事业群|事业部|中心)(?=之后|以后|后|只|主要|负责|做|的)",
+            r".{2,}?(?:小组|组|团队|部门|中台|事业群|事业部|中心)(?=之后|以后|后|只|主要|负责|做)",
             value)):
         value = unit.group()  # "SRE平台组之后只负责工具开发"
     if named := re.match(r"^一[家个所](?:叫|名叫|叫做)(?P<name>[^的]+)的", value):
@@ -527,8 +535,9 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
                 tools.mentioned(part) or re.search(_JOB_CUES, part)))
             values = _values(s, part, about=bool(about), beside_change=beside_change)
-            found.extend(Statement(s.predicate, v, None, s.kind, s.template) for v in values
-                         if v not in {f.value for f in found})
+            found.extend(Statement(t.predicate, v, None, t.kind, t.template) for v in values
+                         if v not in {f.value for f in found}
+                         for t in [_TEAM if s is _WORK and _A_TEAM.search(v) else s])
             if about and not values and s.predicate in _NAMED_NEXT:
                 pending, previous = s, part
     return found

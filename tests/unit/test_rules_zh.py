@@ -260,6 +260,10 @@ def test_teams_errands_and_words_that_only_look_like_a_slot() -> None:
     assert said("我是阿里妈妈算法组的") == [("team", "阿里妈妈算法组")]
     assert said("汇报线变了，我现在归安全团队管") == [("team", "安全团队")]
     assert said("转到SRE平台组之后只负责工具开发") == [("team", "SRE平台组")]
+    # a team inside a larger unit is named down to it
+    assert said("我在搜索部门下面的排序组") == [("team", "搜索部门下面的排序组")]
+    assert said("我在数据中台的实时计算组") == [("team", "数据中台的实时计算组")]
+    assert said("我在支付组当组长") == [("team", "支付组"), ("role", "组长")]
     assert said("我们团队写后端用的是 Python") == [("uses", "Python")]  # no team named
     assert said("天天开途观送娃上学") == [("drives", "途观")]
     # 拉 is no errand
