@@ -885,7 +885,7 @@ def _read_self(clause: str, turn: Turn, hedged: bool, sentence: str = ""
 
 
 def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool,
-             plain_only: bool = False) -> list[CandidateMemory]:
+             plain_only: bool = False, sentence: str | None = None) -> list[CandidateMemory]:
     """The slot statements :func:`memq.pipeline.rules_zh.read` finds in a Chinese clause: its
     changes only (``changes``: of a whole sentence, before the fixed rules, which take many
     a change for a plain use), or its plain statements too (after the rules found nothing);
@@ -897,7 +897,7 @@ def _read_zh(clause: str, turn: Turn, hedged: bool, *, changes: bool,
                        + (f"（之前是{st.old}）。" if st.old else "。"), 0.9, 0.7,
                        hedged=hedged and (not changes or _hedged_at(clause, st.value)),
                        zh=True, old=st.old)
-            for st in rules_zh.read(clause)
+            for st in rules_zh.read(clause, sentence)
             if (st.change or not changes) and not (st.change and plain_only)]
 
 
@@ -1001,7 +1001,7 @@ class RuleExtractor:
                           if (c := _apply(rule, clause, turn, hedged)) is not None), None)
         # a clause of a planned change, read alone, states no change
         plain = _read_zh(clause, turn, hedged, changes=False,
-                         plain_only=rules_zh.planned(sentence))
+                         plain_only=rules_zh.planned(sentence), sentence=sentence or None)
         if candidate is None and not plain and sentence not in ("", clause):
             # the clause names the value, another clause of its sentence the slot ("手机摔坏了，
             # 现在用的华为Pura 70"): the sentence's plain statements of values in this clause

@@ -20,9 +20,9 @@ out; :mod:`memq.pipeline.rules` makes the memories.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from memq.pipeline import tools
+from memq.pipeline import places, tools
 from memq.schemas import Kind
 
 
@@ -719,9 +719,38 @@ def _new_elsewhere(slot: _Slot, text: str, old: str | None) -> str | None:
     return new
 
 
-def read(sentence: str) -> list[Statement]:
-    """The slot values a Chinese sentence states, or the change it states; empty when it
-    states neither, states it of someone else, or only plans, asks or supposes it."""
+def read(sentence: str, context: str | None = None) -> list[Statement]:
+    """The slot values a Chinese sentence (or a clause of ``context``, its sentence) states, or
+    the change it states; empty when it states neither, states it of someone else, or only
+    plans, asks or supposes it."""
+    return _in_city(_read(sentence), context or sentence)
+
+
+# a district, a zone, a neighbourhood: a place inside a city
+_DISTRICT = re.compile(r"(?:区|县|镇|街道|园区|新城|片区)$")
+# a move whose words name no place ("搬过来一个月"), and a city left, not reached
+_MOVED_HERE = re.compile(r"搬过来|搬来了?|(?<!回)过来(?:了|[一两几半\d]+(?:年|个多?月|周))")
+_LEFT_CITY = re.compile(r"(?:从|离开了?|告别了?|不在|退了|卖了)$")
+
+
+def _in_city(found: list[Statement], sentence: str) -> list[Statement]:
+    """Where one lives, named down to its city: a district said beside the city ("成都这边挺好，
+    住在高新区": 成都高新区), or a move to the city the sentence talks about ("成都的冬天好阴啊，
+    搬过来一个月没见过太阳"). A city the sentence says was left ("从北京…") is not it."""
+    named = [c for at, c in places.mentioned(sentence) if not _LEFT_CITY.search(sentence[:at])]
+    if not named:
+        return found
+    if not found and _MOVED_HERE.search(sentence) and len(set(named)) == 1 and not (
+            _OTHER.match(sentence) or planned(sentence)):
+        return [Statement(_SLOTS[1].predicate, named[0], None, _SLOTS[1].kind,
+                          _SLOTS[1].template, change=True)]
+    return [replace(st, value=f"{named[0]}{st.value}") if (
+        st.predicate == "lives_in" and _DISTRICT.search(st.value)
+        and not places.mentioned(st.value) and (not st.old or named[0] not in st.old))
+        else st for st in found]
+
+
+def _read(sentence: str) -> list[Statement]:
     text = _DIALECT.sub(lambda m: _PLAIN[m.group()], sentence.strip())
     text = _EMOJI.sub("，", text).strip("，")  # an emoji ends a clause: "…提车成功🎉 H6置换掉了"
     text = _GIVEN.sub("我", text)  # "儿子给我置换了一辆丰田卡罗拉": the car is the user's
