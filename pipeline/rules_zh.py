@@ -110,7 +110,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|拿(?:到|了)了?(?=[^，,。]{2,16}?的\s*offer[^。]*?(?:报到|入职|上班))|\s*(?:→|->|=>)\s*"
            r"|导进|迁进|搬进|转进|重构到|重构成|全量(?:上|切到|迁到|切)|调我(?:去|到)|合并到|并到)了?")
 _OLD = [  # where a change names the value it ends; the first that matches
-    re.compile(r"从(?P<old>[^，,。]+?)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
+    re.compile(r"从(?P<old>[^，,。]+?)(?<!出)(?:整体|全部|全|统一|陆续|彻底|正式|顺利|直接|一起)*(?:离职|"
                + _CHANGE[3:]),
     re.compile(r"把(?P<old>[^，,。]+?)(?:全部|都|整体|统一)?(?:换成|换为|换到|替换成|改成|改为"
                r"|置换成)"),
@@ -666,6 +666,11 @@ def _new_value(slot: _Slot, text: str, verb: re.Match[str] | None) -> tuple[str 
         new = next((v for c in re.split(r"[，,]", text[now.end():]) if (v := _state(slot, c))),
                    None) or _clean(text[now.end():], slot.predicate)
         end = now.start()
+    elif slot is _WORK and verb is not None and (here := re.search(
+            r"(?:现在|目前|如今)(?:已经)?在(?P<obj>[^，,。]{2,16}?)(?:上班|工作|干|做|当)",
+            text[:verb.start()])) and _valid(v := _clean(here["obj"], slot.predicate)):
+        # "…离职了，现在在美团上班，上周又调到了到店事业部": where one works now, said first
+        new, end = v, here.start()
     return new, end
 
 

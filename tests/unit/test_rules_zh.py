@@ -212,6 +212,8 @@ def test_where_one_went_is_the_employer_and_the_title_the_role() -> None:
     assert said("去了网易当产品经理") == [("works_at", "网易"), ("role", "产品经理")]
     assert said("加入了字节做后端开发") == [("works_at", "字节"), ("role", "后端开发")]
     assert said("已经到京东上班了") == [("works_at", "京东")]
+    # where one works now, said before a later verb of going somewhere
+    assert said("字节的工作辞了，目前在快手工作，上周去了趟北京") == [("works_at", "快手")]
     # "家公司" names no company: the next clause does
     assert said("换了家公司，在蔚来当测试经理") == [("works_at", "蔚来"), ("role", "测试经理")]
     assert said("我已经升职成经理了") == [("role", "经理")]
