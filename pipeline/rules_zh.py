@@ -121,7 +121,7 @@ _OLD = [  # where a change names the value it ends; the first that matches
                r"(?:不用了|弃用了|停用了|下线了?(?=[，,。！!]|$)|卖掉了|卖了|出手了|置换掉了|淘汰了|离职了|上交了|退役了?"
                r"|(?:走了)?报废(?:流程)?了?|销户了|注销了|退租了)"),
     re.compile(r"(?:以前|原来|之前|以往)(?:是|用|用的是|住|住在|在|开|开的是)?(?P<old>[^，,。]+?)[，,]"),
-    re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:替换|换|切换|迁移|升级|取代|干掉|下掉)"),
+    re.compile(r"(?P<old>[^，,。]+?)(?:已经|都|也)?被(?:[^，,。]{1,20}?)?(?:替换|替掉|换掉|换|切换|迁移|升级|取代|干掉|下掉)"),
     re.compile(r"(?:自|从)(?P<old>[^，,。]+?)(?:离职|辞职|出来)"),
     re.compile(r"不(?:当|做|干)(?P<old>[^，,。了]+)了"),
     re.compile(r"(?P<old>[^，,。→>]+?)\s*(?:→|->|=>)"),  # "武汉→长沙"
@@ -418,6 +418,7 @@ def _valid(value: str | None) -> bool:
                       r"|^(?:凌晨|半夜|深夜|早上|晚上|中午|下午)?[一二三四五六七八九十两\d]+点"
                       r"|^第[一二三四五六七八九十\d]+(?:天|次|个|周)|^搬|学生$"
                       r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$"
+                      r"|^[一二三四五六七八九十两几百千\d.]+(?:万|千|块|元|[wW])多?$"  # a price
                       r"|^(?:家|家里|屋里|宿舍|床上)(?:自己)?$",  # "在家自己做了顿饭": no workplace
                       value or ""))
     # "上海一家医院": no name; "不在那儿": no place
@@ -594,12 +595,14 @@ def _appositive(part: str, slot: _Slot, *, after_one: bool = False) -> str | Non
     if not m["called"] and not m["parent"] and not (
             (after_one and len(value) <= 8)
             or re.search(r"[A-Za-z0-9]", value) or _INSTITUTION.search(value)
-            or (slot.predicate == "uses" and tools.mentioned(value))):
+            or (slot.predicate == "uses" and tools.mentioned(value))
+            or (slot.predicate == "drives" and re.match(_BRANDS, value))):
         return None
     if m["name"] and (re.search(r"[了吗呢吧啊的]$|^(?:做|当|干|在|是|有|去|来|用|跑|搞|写|带|教|住"
                                 r"|开(?!瑞)|租|买|提|入|换|主要|平时|目前|现在|天天|每天|一直|还"
                                 r"|也|都|就)", value)
-                      or re.search(r"用(?!友)", value)  # "这两天在用iPhone 15" says more
+                      # "这两天在用iPhone 15", "vivo X100的长焦是真的顶" say more
+                      or re.search(r"用(?!友)|的[\u4e00-\u9fff]{2}", value)
                       or _slot_of(value, known=False) not in (None, slot)):
         return None
     value = _clean(value, slot.predicate)
@@ -703,10 +706,12 @@ def _new_elsewhere(slot: _Slot, text: str, old: str | None) -> str | None:
     L7，雅阁已经置换掉了"), the subject of a later clause ("不在快手了，拼多多这边节奏太快"),
     or the last tool named that is not the old one ("换机了，vivo X100的长焦是真的顶")."""
     new = None
-    if got := _GOT.search(text):
+    if by := re.search(r"被(?!我)(?P<obj>[^，,。]{2,20}?)(?:替掉|替换掉?|换掉|取代|干掉)", text):
+        new = _clean(by["obj"], slot.predicate)
+    if not _valid(new) and (got := _GOT.search(text)):
         new = _clean(got["obj"] or got["pit"] or got["by"], slot.predicate)
     if not _valid(new) and (after := re.search(
-            r"(?:去了|到了|进了|提车了|到手了|换了|[^，,。]{0,12}?(?:一家|一所|一个|一台|一辆))"
+            r"(?:去了|到了|进了|提车了|到手了|换了|换车了|换机了|[^，,。]{0,12}?(?:一家|一所|一个|一台|一辆))"
             r"[^，,。]*[，,](?P<next>[^，,。]+)", text)):
         new = _appositive(after["next"], slot, after_one=_ONE.search(after.group()) is not None
                           ) or new
@@ -772,12 +777,17 @@ def _read(sentence: str) -> list[Statement]:
         p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
     if not is_change:
         return _plain(slot, text)
-    if _not_meant(text, verb, is_change):
+    # without a verb of change, the words that say one changed anchor what was meant
+    # ("Memcached已经被Redis替掉了，主要是想要持久化": the reason after it is no wish)
+    anchor = verb or next((m for m in (*(p.search(text) for p in _OLD), _CHANGED.search(text))
+                           if m is not None), None)
+    if _not_meant(text, anchor, is_change):
         # a change only planned leaves what is said plainly beside it ("…还在 IDC 机房，想上云")
         return [] if _OTHER.match(text) or _TEST_ENV.search(text) else _plain(
             slot, text, beside_change=True)
     new, end = _new_value(slot, text, verb)
-    old = next((m["old"] for p in _OLD if (m := p.search(text[:end]))), None) or next(
+    old = next((m["old"] for p in _OLD if (m := p.search(text[:end])) and _valid(
+        _clean(m["old"], slot.predicate))), None) or next(
         (m["old"] for p in _GIVEN_UP if (m := p.search(text[end:]))), None)
     if not _valid(new):
         new = _new_elsewhere(slot, text, old)

@@ -242,6 +242,9 @@ def test_a_new_car_by_how_it_was_got() -> None:
     assert said("车换了，开上了特斯拉Model 3") == [("drives", "特斯拉Model 3")]
     assert said("喜提比亚迪汉EV一台") == [("drives", "比亚迪汉EV")]
     assert said("帕萨特出手了，入手了问界M7，家里人都喜欢") == [("drives", "问界M7")]
+    assert said("上周提车了，比亚迪汉，卡罗拉卖了6万") == [("drives", "比亚迪汉")]  # by its brand
+    assert [st.old for st in read("上周提车了，比亚迪汉，卡罗拉卖了6万")] == ["卡罗拉"]  # no price
+    assert said("换车了，蔚来ET5，马自达3昨天过户给朋友了") == [("drives", "蔚来ET5")]
     assert said("老车卖了，买了台小鹏G6，每天通勤爽多了") == [("drives", "小鹏G6")]
 
 
@@ -281,6 +284,10 @@ def test_more_ways_to_say_a_change_happened() -> None:
     assert said("老项目全部重构到React了") == [("uses", "React", True)]
     assert said("机房退租了，上个月全量上了阿里云") == [("production_environment", "阿里云", True)]
     assert said("Memcached下线了，缓存统一走Redis集群") == [("uses", "Redis集群", True)]
+    # replaced by what, with the reason after it ("想要…" is no wish here)
+    assert said("Memcached已经被Redis替掉了，主要是想要持久化和数据结构") == [
+        ("uses", "Redis", True)]
+    assert said("我想把MySQL换成PostgreSQL") == []
     assert said("以旧换新把三星折了四百块，现在用的iPhone 15 Pro") == [
         ("uses", "iPhone 15 Pro", True)]
 
