@@ -435,7 +435,8 @@ def _slot_of(text: str, *, known: bool = True) -> _Slot | None:
     """The first slot whose cue the sentence holds; a thing moved is not a home moved
     ("把所有静态资源搬到…"); else, when it names a well-known product ("前两天终于换了华为
     Mate 60"), what the user uses."""
-    if re.search(r"升职|晋升|升成|升任|升为|提拔|提为|被提成|现任|任命|当上|职位|头衔|title|转正"
+    if re.search(r"升职|晋升|升成|升任|升为|提拔|提为|被提成|现任|任命|当上|职位|头衔|title"
+                 r"|转正(?=成|为)"
                  rf"|熬(?:成|到)[^，,。]*{_ROLE_WORD}"
                  rf"|转岗(?:[^，,。]*[，,])?[^，,。]*(?:干|当|做|成)[^，,。]*{_ROLE_WORD}"
                  rf"|调成[^，,。]*{_ROLE_WORD}",
@@ -470,7 +471,8 @@ _TO_PLACE_OF_WORK = re.compile(r"(?:调到|调去|调入|去|到|进了?)[^，,�
                                r"|学校"
                                r"|幼儿园"
                                r"|医院|卫生院|局|银行|集团|公司|厂|研究院|研究所|街道|政府|法院"
-                               r"|检察院|报社|电视台)(?:报到|上班|工作|教|当|做|了|[，,。]|$)")
+                               r"|检察院|报社|电视台|券商|事务所|律所|基金|外企|国企|央企|大厂)"
+                               r"(?:报到|上班|工作|教|当|做|了|[，,。]|$)")
 
 
 def _not_meant(text: str, verb: re.Match[str] | None, is_change: bool) -> bool:
@@ -534,7 +536,8 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
             if s is not _SLOTS[-1] and any(f.predicate == s.predicate for f in found):
                 continue  # one value a slot; tools are many ("后端Java，前端Vue")
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
-                tools.mentioned(part) or re.search(_JOB_CUES, part)))
+                tools.mentioned(part) or re.search(_JOB_CUES, part))) or (
+                s is _WORK and _TO_PLACE_OF_WORK.search(part))
             values = _values(s, part, about=bool(about), beside_change=beside_change)
             found.extend(Statement(t.predicate, v, None, t.kind, t.template) for v in values
                          if v not in {f.value for f in found}
@@ -769,10 +772,13 @@ def _read(sentence: str) -> list[Statement]:
         return []
     # the verb of change: the first one followed by a value ("升级到 Vue 3 了，…也换成了 X";
     # "被调到了增长团队，风控那摊已经交接出去了")
-    verb = next((m for m in re.finditer(_CHANGE, text)
-                 if _valid(_clean(text[m.end():], slot.predicate)) and not (
-                     slot.predicate in ("drives", "uses") and _GONE_TO.fullmatch(m.group()))),
-                None)
+    verbs = [m for m in re.finditer(_CHANGE, text)
+             if _valid(_clean(text[m.end():], slot.predicate)) and not (
+                 slot.predicate in ("drives", "uses") and _GONE_TO.fullmatch(m.group()))]
+    # where production runs changes in the clause that names production ("把 .NET Framework
+    # 升到 .NET 8，顺势把生产服务器全迁到 Debian 12 上了")
+    verb = next((m for m in verbs if slot is _SLOTS[0] and slot.cue.search(
+        re.split(r"[，,]", text[:m.start()])[-1])), verbs[0] if verbs else None)
     is_change = verb is not None or bool(_CHANGED.search(text)) or any(
         p.search(text) for p in _OLD) or bool(_NOW_DONE.search(text))
     if not is_change:

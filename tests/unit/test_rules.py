@@ -513,3 +513,10 @@ def test_a_catch_is_no_pet() -> None:
     assert extract("We got a few fish and had a blast.") == []
     assert [c.content for c in extract("We just adopted a rescue dog.")] == [
         "The user has a dog."]
+
+
+def test_last_year_is_no_trip() -> None:
+    """"去年底离婚手续办完了": 去年 is last year, not a trip to "年底…"."""
+    turn = Turn(turn_id="t1", role="user", content="去年底离婚手续办完了",
+                timestamp=datetime(2026, 3, 2, tzinfo=UTC))
+    assert [c.triples[0].predicate for c in RuleExtractor().extract([turn])] == []

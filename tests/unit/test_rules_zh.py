@@ -212,6 +212,8 @@ def test_where_one_went_is_the_employer_and_the_title_the_role() -> None:
     assert said("去了网易当产品经理") == [("works_at", "网易"), ("role", "产品经理")]
     assert said("加入了字节做后端开发") == [("works_at", "字节"), ("role", "后端开发")]
     assert said("已经到京东上班了") == [("works_at", "京东")]
+    assert said("四大熬不动了，三月份去了一家券商做投行，中信证券，上个月已经转正了") == [
+        ("works_at", "中信证券")]  # 转正 alone names no title
     # where one works now, said before a later verb of going somewhere
     assert said("字节的工作辞了，目前在快手工作，上周去了趟北京") == [("works_at", "快手")]
     # "家公司" names no company: the next clause does
@@ -288,6 +290,8 @@ def test_more_ways_to_say_a_change_happened() -> None:
     assert said("Memcached已经被Redis替掉了，主要是想要持久化和数据结构") == [
         ("uses", "Redis", True)]
     assert said("我想把MySQL换成PostgreSQL") == []
+    assert said("花了一年把 .NET Framework 升到 .NET 8，顺势把生产服务器全迁到 Debian 12 上了") == [
+        ("production_environment", "Debian 12", True)]  # the clause that names production
     assert said("以旧换新把三星折了四百块，现在用的iPhone 15 Pro") == [
         ("uses", "iPhone 15 Pro", True)]
 
