@@ -331,9 +331,9 @@ def _clean(value: str, predicate: str) -> str:
         value = _HELD_FOR.sub("", value)  # "开了五年的卡罗拉": how long, then the car
         value = _SINCE.sub("", value)
         value = _NAMED.sub(r"\g<name>", value)
-        if predicate == "lives_in":  # "老家南昌", "南京的房子": the place
-            value = re.sub(r"(?:的|那边的|这边的)(?:房子|家|住处|出租屋)$", "",
-                           _LEAD_PLACE.sub("", value))
+        if predicate == "lives_in":  # "老家南昌", "南京的房子", "上海分部": the place
+            value = re.sub(r"(?:(?:的|那边的|这边的)(?:房子|家|住处|出租屋)|分部|分公司|总部"
+                           r"|办事处)$", "", _LEAD_PLACE.sub("", value))
     if predicate == "major":
         value = re.sub(r"(?:专业|系|方向)$", "", re.sub(r"^(?:本人|我)", "", value)).strip()
         # "郑大会计学": the school's short name before the field
@@ -537,7 +537,8 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
                 continue  # one value a slot; tools are many ("后端Java，前端Vue")
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
                 tools.mentioned(part) or re.search(_JOB_CUES, part))) or (
-                s is _WORK and _TO_PLACE_OF_WORK.search(part))
+                s is _WORK and _TO_PLACE_OF_WORK.search(part)) or (
+                s is _SLOTS[1] and places.mentioned(part))  # "我现在在北京，海淀这边租房"
             values = _values(s, part, about=bool(about), beside_change=beside_change)
             found.extend(Statement(t.predicate, v, None, t.kind, t.template) for v in values
                          if v not in {f.value for f in found}

@@ -233,6 +233,9 @@ def test_a_move_names_the_city_not_the_district_nor_the_house() -> None:
     assert said("离开北京三个月了，在成都过得挺好") == [("lives_in", "成都", "北京")]
     assert said("杭州的房租到期了，干脆去了苏州") == [("lives_in", "苏州", None)]
     assert said("在公司待了一天") == []
+    assert said("我现在在北京，海淀这边租房") == [("lives_in", "北京", None)]
+    assert said("被公司调到上海分部，家也一起搬过去了，现在住浦东") == [
+        ("lives_in", "上海", None)]
     assert said("我们现在回公司了") == []
 
 
