@@ -78,7 +78,7 @@ _LEAD = re.compile(rf"^(?:{_TIME}|了|在|的是|是|用|全部|整个|一辆|�
                    rf"|个|一个|块|一块|二手的?|新的|一名|名|干|\d{{4}}年(?:款|产)?的?)+")
 _TAIL = re.compile(r"(?:了|上|(?<=[^\s]{2})里|(?<=[A-Za-z0-9])\s+里|那边|这边|那里|这里|之后|以后"
                    r"|后|去|(?<![未蔚])来"
-                   r"|啦|呢|吧|的|哈|哦|呀|嘛|咯"
+                   r"|啦|呢|吧|的|哈|哦|呀|嘛|咯|(?<=[上里\s])跑着?"
                    r"|工作|上班|住|通勤"
                    r"|生活|了呢|机器|里面|上面|租房|定居|安家|上下班|远程办公|办公|打工|安顿下来"
                    r"|安顿|(?<=[\u4e00-\u9fff]{2})(?:老家|发展)|(?<=[A-Za-z0-9\u4e00-\u9fff]{2})一[台辆部])+$")
@@ -95,7 +95,7 @@ _CHANGE = (r"(?:迁移到|迁移至|迁到|迁去|搬到|搬去|搬回(?:到)?|�
            r"|导到|导入到|转到|转去|转入|调到|调去|划到|划入|并入|入职|加入|跳槽到|跳槽去|跳到|去了"
            r"|来了|来到了?|(?<=现在)回(?:到)?"
            r"|升职为|升为|晋升为|升职成|当上|转岗做|转岗为|转岗到|转岗成|转成|转为|转做|投靠|投奔"
-           r"|入坑|统一改|全部改|都改"
+           r"|入坑|统一改(?![成为])|全部改(?![成为])|都改(?![成为])"
            r"|全面转向|转向|全面转|转(?=\s*[A-Za-z])|换(?=\s*[A-Za-z])|调回(?:到)?(?!总部|原|本部)|提了辆|整了(?:辆|台)|换了台|正式做|正式当|开始担任|刚到"
            r"|搬来了?|保研(?:到|去|进)|跨考到|跨到"
            r"|迁回(?:到)?|搬回|切回(?:到)?|换回(?:到)?|cut ?over ?到|全上|全面上|全员上|全员用"
@@ -308,9 +308,9 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"一直在{V}", rf"^(?P<obj>(?:[A-Za-z]|{_CJK_PRODUCTS})[^，,。]{{1,20}}?)用了{_SPAN}",
           _JOB_USES),
 )
-_WORK, _ROLE, _SCHOOL, _MAJOR, _TEAM = (
+_WORK, _ROLE, _SCHOOL, _MAJOR, _TEAM, _DRIVES = (
     next(s for s in _SLOTS if s.predicate == p)
-    for p in ("works_at", "role", "studies_at", "major", "team"))
+    for p in ("works_at", "role", "studies_at", "major", "team", "drives"))
 _PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
@@ -419,7 +419,8 @@ def _valid(value: str | None) -> bool:
                       r"|^第[一二三四五六七八九十\d]+(?:天|次|个|周)|^搬|学生$"
                       r"|^[一二三四五六七八九十两几半\d]+(?:年|个月|月|天|周|小时|公里)$"
                       r"|^[一二三四五六七八九十两几百千\d.]+(?:万|千|块|元|[wW])多?$"  # a price
-                      r"|^(?:家|家里|屋里|宿舍|床上)(?:自己)?$",  # "在家自己做了顿饭": no workplace
+                      # "在家自己做了顿饭": no workplace; "都用它": no tool
+                      r"|^(?:家|家里|屋里|宿舍|床上)(?:自己)?$|它$",
                       value or ""))
     # "上海一家医院": no name; "不在那儿": no place
 
@@ -532,6 +533,8 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
         own = _slot_of(part, known=False) or slot
         if own is _SLOTS[0] and slot is _SLOTS[-1]:
             own = slot  # "线上数据库用的是 MySQL": a tool production uses, not runs on
+        if own is _DRIVES and slot is _SLOTS[-1] and tools.mentioned(part):
+            own = slot  # "开车导航我习惯用高德地图": the app, not the car
         for s in next((pair for pair in _PAIRS if own in pair), (own,)):
             if s is not _SLOTS[-1] and any(f.predicate == s.predicate for f in found):
                 continue  # one value a slot; tools are many ("后端Java，前端Vue")
@@ -729,7 +732,7 @@ def _new_elsewhere(slot: _Slot, text: str, old: str | None) -> str | None:
             and _valid(v := _clean(here["obj"], slot.predicate))), None)
     if not _valid(new) and slot is _SLOTS[-1]:
         new = next((n for _, n, _ in reversed(tools.mentioned(text))
-                    if not (old and (n in old or old in n))), None)
+                    if not (old and (n in old or old in n)) and not put_away(n, text)), None)
     return new
 
 

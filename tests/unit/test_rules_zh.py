@@ -293,6 +293,13 @@ def test_more_ways_to_say_a_change_happened() -> None:
     assert said("Memcached已经被Redis替掉了，主要是想要持久化和数据结构") == [
         ("uses", "Redis", True)]
     assert said("我想把MySQL换成PostgreSQL") == []
+    assert said("开学后学校统一改成企业微信办公了。") == [("uses", "企业微信", True)]
+    # the tool installed, not the one uninstalled nor "它"
+    assert said("儿子给我装了个东方财富，现在看行情都用它，同花顺卸了。") == [
+        ("uses", "东方财富", True)]
+    assert said("CDH集群下线了，prod 的 Spark 作业现在都在 EMR 上跑") == [("uses", "EMR", True)]
+    assert [(st.predicate, st.value) for st in read("开车导航我习惯用高德地图。")] == [
+        ("uses", "高德地图")]  # the app, not the car
     assert said("花了一年把 .NET Framework 升到 .NET 8，顺势把生产服务器全迁到 Debian 12 上了") == [
         ("production_environment", "Debian 12", True)]  # the clause that names production
     assert said("以旧换新把三星折了四百块，现在用的iPhone 15 Pro") == [
