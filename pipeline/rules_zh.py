@@ -308,9 +308,9 @@ _SLOTS = (  # the first whose cue a sentence holds; a plain statement may hold t
           r"一直在{V}", rf"^(?P<obj>(?:[A-Za-z]|{_CJK_PRODUCTS})[^，,。]{{1,20}}?)用了{_SPAN}",
           _JOB_USES),
 )
-_WORK, _ROLE, _SCHOOL, _MAJOR, _TEAM, _DRIVES = (
+_WORK, _ROLE, _SCHOOL, _MAJOR, _TEAM, _DRIVES, _LIVES = (
     next(s for s in _SLOTS if s.predicate == p)
-    for p in ("works_at", "role", "studies_at", "major", "team", "drives"))
+    for p in ("works_at", "role", "studies_at", "major", "team", "drives", "lives_in"))
 _PAIRS = ((_WORK, _ROLE), (_SCHOOL, _MAJOR))  # a plain statement may name both
 
 
@@ -541,7 +541,7 @@ def _plain(slot: _Slot, text: str, *, beside_change: bool = False) -> list[State
             about = s.cue.search(part) or (s is _SLOTS[-1] and (
                 tools.mentioned(part) or re.search(_JOB_CUES, part))) or (
                 s is _WORK and _TO_PLACE_OF_WORK.search(part)) or (
-                s is _SLOTS[1] and places.mentioned(part))  # "我现在在北京，海淀这边租房"
+                s is _LIVES and places.mentioned(part))  # "我现在在北京，海淀这边租房"
             values = _values(s, part, about=bool(about), beside_change=beside_change)
             found.extend(Statement(t.predicate, v, None, t.kind, t.template) for v in values
                          if v not in {f.value for f in found}
@@ -759,8 +759,8 @@ def _in_city(found: list[Statement], sentence: str) -> list[Statement]:
         return found
     if not found and _MOVED_HERE.search(sentence) and len(set(named)) == 1 and not (
             _OTHER.match(sentence) or planned(sentence)):
-        return [Statement(_SLOTS[1].predicate, named[0], None, _SLOTS[1].kind,
-                          _SLOTS[1].template, change=True)]
+        return [Statement(_LIVES.predicate, named[0], None, _LIVES.kind, _LIVES.template,
+                          change=True)]
     return [replace(st, value=f"{named[0]}{st.value}") if (
         st.predicate == "lives_in" and _DISTRICT.search(st.value)
         and not places.mentioned(st.value) and (not st.old or named[0] not in st.old))

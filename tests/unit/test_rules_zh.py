@@ -168,6 +168,21 @@ def test_the_extractor_proposes_what_a_change_replaces() -> None:
     assert [(t.predicate, t.object) for t in en.replaces] == [("uses", "MySQL")]
 
 
+def _values(text: str) -> list[tuple[str, str]]:
+    """What the Chinese reader states: (slot, value) each."""
+    return [(st.predicate, st.value) for st in read(text)]
+
+
+def _changes(text: str) -> list[tuple[str, str, bool]]:
+    """What the Chinese reader states: (slot, value, whether a change) each."""
+    return [(st.predicate, st.value, st.change) for st in read(text)]
+
+
+def _triples(text: str) -> list[list[str]]:
+    """The extractor's memories of a turn, each as its "predicate:object" triples."""
+    return [[f"{t.predicate}:{t.object}" for t in c.triples] for c in _extract(text, 2)]
+
+
 def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
     def read(text: str) -> list[tuple[list[str], list[str]]]:
         return [([t.object for t in c.triples], [r.object for r in c.replaces])
@@ -184,8 +199,7 @@ def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
 
 
 def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
-    def read(text: str) -> list[list[str]]:
-        return [[f"{t.predicate}:{t.object}" for t in c.triples] for c in _extract(text, 2)]
+    read = _triples
     assert read("我们这边Python + Django为主") == [
         ["uses:Python", "uses_language:Python"], ["uses:Django", "uses_backend:Django"]]
     assert read("后端Java + Spring Boot，前端Vue") == [
@@ -205,8 +219,7 @@ def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
 
 
 def test_where_one_went_is_the_employer_and_the_title_the_role() -> None:
-    def said(text: str) -> list[tuple[str, str]]:
-        return [(st.predicate, st.value) for st in read(text)]
+    said = _values
     assert said("去了网易，title是高级产品经理") == [("works_at", "网易"), ("role", "高级产品经理")]
     assert said("跳槽到了字节，职位是数据分析师") == [("works_at", "字节"), ("role", "数据分析师")]
     assert said("去了网易当产品经理") == [("works_at", "网易"), ("role", "产品经理")]
@@ -240,8 +253,7 @@ def test_a_move_names_the_city_not_the_district_nor_the_house() -> None:
 
 
 def test_a_new_car_by_how_it_was_got() -> None:
-    def said(text: str) -> list[tuple[str, str]]:
-        return [(st.predicate, st.value) for st in read(text)]
+    said = _values
     assert said("老车卖了，现在开的比亚迪海豹") == [("drives", "比亚迪海豹")]
     assert said("新车到手，是一台理想L6") == [("drives", "理想L6")]
     assert said("车换了，开上了特斯拉Model 3") == [("drives", "特斯拉Model 3")]
@@ -254,8 +266,7 @@ def test_a_new_car_by_how_it_was_got() -> None:
 
 
 def test_a_value_named_in_one_clause_of_a_slot_named_in_another() -> None:
-    def read(text: str) -> list[list[str]]:
-        return [[f"{t.predicate}:{t.object}" for t in c.triples] for c in _extract(text, 2)]
+    read = _triples
     assert read("手机摔坏了，现在用的华为Pura 70") == [
         ["uses:华为Pura 70", "uses_phone:华为Pura 70"]]
     assert read("老手机给我妈了，这两天在用iPhone 15") == [
@@ -263,8 +274,7 @@ def test_a_value_named_in_one_clause_of_a_slot_named_in_another() -> None:
 
 
 def test_teams_errands_and_words_that_only_look_like_a_slot() -> None:
-    def said(text: str) -> list[tuple[str, str]]:
-        return [(st.predicate, st.value) for st in read(text)]
+    said = _values
     assert said("我在字节的支付组写后端") == [("team", "字节的支付组")]
     assert said("最近在运维组值班") == [("team", "运维组")]
     assert said("我是阿里妈妈算法组的") == [("team", "阿里妈妈算法组")]
@@ -283,8 +293,7 @@ def test_teams_errands_and_words_that_only_look_like_a_slot() -> None:
 
 
 def test_more_ways_to_say_a_change_happened() -> None:
-    def said(text: str) -> list[tuple[str, str, bool]]:
-        return [(st.predicate, st.value, st.change) for st in read(text)]
+    said = _changes
     assert said("笔记全导进Obsidian了") == [("uses", "Obsidian", True)]
     assert said("老项目全部重构到React了") == [("uses", "React", True)]
     assert said("机房退租了，上个月全量上了阿里云") == [("production_environment", "阿里云", True)]
@@ -307,8 +316,7 @@ def test_more_ways_to_say_a_change_happened() -> None:
 
 
 def test_a_new_value_said_elsewhere_in_its_sentence() -> None:
-    def said(text: str) -> list[tuple[str, str, bool]]:
-        return [(st.predicate, st.value, st.change) for st in read(text)]
+    said = _changes
     assert said("不在快手了，拼多多这边节奏太快，食堂也一般") == [("works_at", "拼多多", True)]
     assert said("换组了，以后不用碰iOS了，前端组这边主要写小程序") == [("team", "前端组", True)]
     assert said("换机了，vivo X100的长焦是真的顶") == [("uses", "vivo X100", True)]
