@@ -85,6 +85,15 @@ def turn_line(hit: Hit, last: int | None = None, *, dates: bool = True,
     return f"[{_day(hit.event_at)}] {hit.speaker or hit.role or 'user'}: {text}{meant}"
 
 
+def _now(hit: Hit) -> str:
+    return f"; now: {hit.current}" if hit.current else ""
+
+
+def _earlier(hit: Hit) -> str:
+    """A turn whose statement has since changed says so where it is read."""
+    return f" (earlier — now: {hit.current})" if hit.current else ""
+
+
 def render_context(hits: Sequence[Hit], max_tokens: int, *,
                    before: Mapping[str, Hit] | None = None, query: str | None = None) -> str:
     """The block for ``hits`` (a search's list, best first) within ``max_tokens``.
@@ -109,7 +118,8 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
     sections: list[tuple[str, list[str]]] = [
         ("What is known (current):", [f"- {h.content} (since {_day(h.event_at)})"
                                       for h in current]),
-        ("No longer true:", [f"- {h.content} (stated {_day(h.event_at)})" for h in old]),
+        ("No longer true:", [f"- {h.content} (stated {_day(h.event_at)}{_now(h)})"
+                             for h in old]),
     ]
     for title, rows in sections:
         if rows and put(title):
@@ -118,7 +128,7 @@ def render_context(hits: Sequence[Hit], max_tokens: int, *,
                     break
     if turns and put("Past messages, most relevant first:"):
         for n, hit in enumerate(turns):
-            if not put(f"- {turn_line(hit, query=query)}"):
+            if not put(f"- {turn_line(hit, query=query)}{_earlier(hit)}"):
                 continue
             prior = (before or {}).get(hit.id) if n < BEFORE_TOP else None
             if prior is not None and prior.id not in listed:

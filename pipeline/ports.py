@@ -107,6 +107,48 @@ class Hit:
     role: str | None = None
     speaker: str | None = None  # an episode's named speaker
     neighbors: tuple[str, ...] = ()  # an episode's: the ids of the turns before and after it
+    # what it said is no longer true (a superseded memory, a turn that stated one): the
+    # current memory that holds its place now, and what that memory says
+    superseded_by: str | None = None
+    current: str | None = None
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What is no longer true, as search needs it: each superseded memory and each turn that
+    stated one, with the current memory that now holds its place (the end of its
+    ``superseded_by`` chain; None when nothing current does: a correction was forgotten, the
+    successor expired)."""
+
+    refs: dict[str, str | None] = field(default_factory=dict)  # turn ref -> current id
+    memories: dict[str, str | None] = field(default_factory=dict)  # superseded id -> current id
+    current: dict[str, StoredMemory] = field(default_factory=dict)  # current id -> memory
+
+    @classmethod
+    def of(cls, superseded: Sequence[tuple[str, Sequence[str], str | None]],
+           current: Sequence[StoredMemory]) -> Changed:
+        """From the superseded memories as (id, source turn refs, superseded_by) and the
+        current memories they may lead to: each chain followed to its current end."""
+        nxt = {mid: succ for mid, _, succ in superseded}
+        held = {m.id: m for m in current if m.is_current}
+
+        def end(mid: str) -> str | None:
+            seen = {mid}
+            step = nxt.get(mid)
+            while step is not None and step not in held and step in nxt and step not in seen:
+                seen.add(step)
+                step = nxt[step]
+            return step if step in held else None
+
+        memories = {mid: end(mid) for mid, _, _ in superseded}
+        refs: dict[str, str | None] = {}
+        for mid, sources, _ in sorted(superseded, key=lambda s: s[0]):
+            for ref in sources:  # a turn of two superseded statements: the first that leads on
+                if refs.get(ref) is None:
+                    refs[ref] = memories[mid]
+        used = {c for c in memories.values() if c is not None}
+        return cls(refs=refs, memories=memories,
+                   current={i: m for i, m in held.items() if i in used})
 
 
 @dataclass(frozen=True)
@@ -189,10 +231,10 @@ class TextIndex(Protocol):
     """What search asks the lexical index (Neo4j's Lucene full-text indexes), per user."""
 
     def search_text(self, user_id: str, query: str, k: int
-                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], Changed]:
         """Up to k memories with their BM25 scores, up to k raw turns (Hit.score: BM25),
-        and the turn refs that stated what is no longer true (superseded memories' sources);
-        best first. A query of no words finds nothing (but the superseded refs)."""
+        best first, and what is no longer true (:class:`Changed`). A query of no words finds
+        nothing (but what changed)."""
         ...
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[StoredMemory]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -310,14 +310,17 @@ class Signals:
 def fuse(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *,
          weights: Weights = Weights(), superseded: Collection[str] = (),
          past: bool = False, window: tuple[datetime, datetime] | None = None,
-         query: str | None = None) -> list[Hit]:
+         query: str | None = None, successors: Mapping[str, Hit] | None = None) -> list[Hit]:
     """Top ``k`` of the fused ranking of turns and memories; each hit's score is its fused
     score (comparable within one list, not across queries). ``window``: the span of time the
     question names; what was said in it weighs ``Weights.date`` more. ``query``: the
-    question, for the one speaker it names (``Weights.others``)."""
+    question, for the one speaker it names (``Weights.others``). ``successors``: what is no
+    longer true (a turn ref, a superseded memory's id) -> the current memory holding its
+    place (:func:`current_first`)."""
     return [hit for hit, _ in fuse_explained(episodes, memories, k, weights=weights,
                                              superseded=superseded, past=past,
-                                             window=window, query=query)]
+                                             window=window, query=query,
+                                             successors=successors)]
 
 
 def named_speakers(query: str, speakers: Collection[str | None]) -> frozenset[str]:
@@ -330,7 +333,8 @@ def named_speakers(query: str, speakers: Collection[str | None]) -> frozenset[st
 def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate], k: int, *,
                    weights: Weights = Weights(), superseded: Collection[str] = (),
                    past: bool = False, window: tuple[datetime, datetime] | None = None,
-                   query: str | None = None) -> list[tuple[Hit, Signals]]:
+                   query: str | None = None, successors: Mapping[str, Hit] | None = None
+                   ) -> list[tuple[Hit, Signals]]:
     """:func:`fuse`, each hit with the :class:`Signals` its score is made of."""
     items = _merged([*episodes, *memories])
     if not items or k <= 0:
@@ -372,15 +376,51 @@ def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate],
     bonus = _bonus(items, own, meaning, weights)
     scored = {i: own[i] + bonus[i] for i in items}
     order = sorted(scored, key=lambda i: (-scored[i], items[i].hit.type != "memory", i))
-    chosen = _choose(order, items, k, weights.memory_every)
+    chosen = _choose(order, items, len(items), weights.memory_every)  # all: k is a prefix
     out = []
-    for i in chosen[:k]:
+    for i in chosen:
         lex, den, factor = split[i]
         score = round(scored[i], 6)
         out.append((replace(items[i].hit, score=score),
                     Signals(lexical=items[i].lexical, dense=items[i].dense,
                             lexical_part=round(lex, 6), dense_part=round(den, 6),
                             factor=round(factor, 6), neighbor=round(bonus[i], 6), score=score)))
+    return current_first(out, successors or {}, past=past)[:k]
+
+
+def _successor_of(hit: Hit, successors: Mapping[str, Hit]) -> Hit | None:
+    if hit.type == "memory":
+        return successors.get(hit.id) if hit.status == "superseded" else None
+    return next((successors[r] for r in hit.source_turn_ids if r in successors), None)
+
+
+def current_first(ranked: Sequence[tuple[Hit, Signals]], successors: Mapping[str, Hit], *,
+                  past: bool) -> list[tuple[Hit, Signals]]:
+    """What is no longer true says so, and yields its place to what is true now.
+
+    A superseded memory or a turn that stated one carries the current memory that holds its
+    place (``superseded_by``, ``current``). Unless the question asks about the past, that
+    current memory is placed right before the first such hit, at its score: the hit matched
+    the question's words ("where do I live?" meets "I live in Lyon."), and the answer to it
+    today is its successor ("The user lives in Cork."), however it is worded. The list for k
+    stays the head of the list for any larger k (the pass runs over the whole pool)."""
+    out: list[tuple[Hit, Signals]] = []
+    placed: set[str] = set()
+    for found, signals in ranked:
+        if found.id in placed:
+            continue
+        hit, successor = found, _successor_of(found, successors)
+        if successor is not None:
+            hit = replace(found, superseded_by=successor.id, current=successor.content)
+            if not past and successor.id not in placed:
+                moved = next((pair for pair in ranked if pair[0].id == successor.id), None)
+                lifted = replace(moved[0] if moved else successor, score=hit.score)
+                out.append((lifted, replace(moved[1], score=hit.score) if moved else Signals(
+                    lexical=None, dense=None, lexical_part=0.0, dense_part=0.0, factor=1.0,
+                    neighbor=0.0, score=hit.score)))
+                placed.add(successor.id)
+        out.append((hit, signals))
+        placed.add(hit.id)
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from memq.pipeline import lifecycle, recall, rules_en
 from memq.pipeline.lifecycle import Policy
-from memq.pipeline.ports import Embedder, Hit, TextIndex, VectorIndex
+from memq.pipeline.ports import Changed, Embedder, Hit, TextIndex, VectorIndex
 from memq.schemas import StoredMemory
 
 
@@ -62,7 +62,10 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
     vector = embedder.embed([query])[0]
     dense_e = submit(vectors.search, user_id, vector, model, pool)
     (similar,) = vectors.similar(user_id, [vector], model, pool)
-    bm25_memories, bm25_episodes, superseded = found_text.result()
+    bm25_memories, bm25_episodes, changed = found_text.result()
+    # what holds the place of what is no longer true, and how near it is to the question
+    cos_now = submit(vectors.cosines, user_id, sorted(changed.current), vector, model,
+                     memories=True)
     dense_episodes: list[Hit] = dense_e.result()
     # what one signal found, the other scores too: BM25's turns and memories get their cosine
     near = {h.id: h.score for h in dense_episodes}
@@ -88,6 +91,20 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
         weight=lifecycle.recall_score(1.0, m, now, policy) if m.is_current else 1.0,
         members=tuple(m.derived_from))  # a profile's (or a consolidation's) sources
         for m in found.values()]
-    return recall.fuse_explained(episodes, memories, k, superseded=superseded,
+    return recall.fuse_explained(episodes, memories, k, superseded=changed.refs.keys(),
                                  past=recall.asks_about_past(query),
-                                 window=rules_en.question_window(query, now), query=query)
+                                 window=rules_en.question_window(query, now), query=query,
+                                 successors=successors(changed, cos_now.result()))
+
+
+def successors(changed: Changed, cosines: dict[str, float],
+               floor: float = recall.Weights().memory_floor) -> dict[str, Hit]:
+    """Each superseded memory and each turn that stated one -> the current memory holding its
+    place (``recall.current_first``). A superseded memory's successor is of its own slot; a
+    turn may have said more than the superseded fact ("I work at Deloitte and love jazz"), so
+    its successor stands in for it only when near the question by meaning (``floor``)."""
+    hits = {i: memory_hit(m) for i, m in changed.current.items()}
+    out = {mid: hits[c] for mid, c in changed.memories.items() if c is not None}
+    out.update({ref: hits[c] for ref, c in changed.refs.items()
+                if c is not None and cosines.get(c, 0.0) >= floor})
+    return out

@@ -29,10 +29,12 @@ from datetime import datetime
 from memq.pipeline import ids, recall
 from memq.pipeline.errors import StaleVersion
 from memq.pipeline.merge import ended_on
-from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion, Vector
+from memq.pipeline.ports import Changed, Hit, PlanView, SlotHolder, UserVersion, Vector
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
-_WORDS = re.compile(r"\w+", re.UNICODE)
+# Lucene's standard tokenizer (under the english analyzer): a Han character is a word of its
+# own, any other run of word characters one word
+_WORDS = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+", re.UNICODE)
 K1, B = 1.2, 0.75
 
 
@@ -83,7 +85,7 @@ def _bm25(query: Sequence[str], docs: dict[str, list[str]]) -> dict[str, float]:
 
 
 def _query_terms(query: str) -> list[str]:
-    return recall.query_terms(query)
+    return [w for term in recall.query_terms(query) for w in _terms(term)]
 
 
 @dataclass
@@ -186,10 +188,12 @@ class InMemoryIndex:
 
     # -- TextIndex ----------------------------------------------------------------------------
     def search_text(self, user_id: str, query: str, k: int
-                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], Changed]:
         memories = self._memories.get(user_id, {})
-        superseded = {ref for e in memories.values() if str(e.memory.status) == "superseded"
-                      for ref in e.memory.source_turn_ids}
+        superseded = Changed.of(
+            [(e.memory.id, e.memory.source_turn_ids, e.memory.superseded_by)
+             for e in memories.values() if str(e.memory.status) == "superseded"],
+            [e.memory for e in memories.values()])
         terms = _query_terms(query)
         if not terms:
             return [], [], superseded

@@ -780,6 +780,14 @@ def bench_compare(args: argparse.Namespace) -> None:
     compare.main(args)
 
 
+def bench_life(args: argparse.Namespace) -> None:
+    """Life changes, in-process through the shipped fakes (scripts/life_bench.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import life_bench
+
+    life_bench.run(args)
+
+
 def bench_changes(args: argparse.Namespace) -> None:
     """Statements of change through real workers (scripts/changes_bench.py)."""
     os.environ.setdefault("MEMQ_REDIS_DB", "10")
@@ -1052,6 +1060,14 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--limit", type=int, default=0, help="only the first N cases")
     p.add_argument("--verbose", action="store_true", help="a line for every case")
     p.set_defaults(fn=bench_changes)
+    p = sub.add_parser("life", help="life changes: what is current, what comes first "
+                                      "(in-process, offline)")
+    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[1] / "tests"
+                                            / "data" / "life_changes_dev.jsonl"))
+    p.add_argument("--lang", choices=["en", "zh"], help="only this language's scenarios")
+    p.add_argument("--hash", action="store_true", help="the hashing embedder (no model)")
+    p.add_argument("--verbose", action="store_true", help="a line for every scenario")
+    p.set_defaults(fn=bench_life)
     p = sub.add_parser("memory", help="recall and context on LoCoMo / LongMemEval as published")
     p.add_argument("--dataset", required=True,
                    help="locomo10.json or a LongMemEval instance file (../shared/data/...)")

@@ -127,16 +127,20 @@ def test_a_title_is_found_by_its_abbreviation(backend: Backend) -> None:
 def test_lexical_search_of_memories_and_what_is_no_longer_true(backend: Backend) -> None:
     user = _user(backend)
     refs = [turn_ref("s1", "t0"), turn_ref("s1", "t1")]
-    old = _memory(user, "The user's production environment is CentOS 7.", refs[:1],
-                  status=Status.SUPERSEDED, invalid=NOW - timedelta(days=1))
     new = _memory(user, "The user's production environment is Ubuntu 22.04.", refs[1:])
+    old = _memory(user, "The user's production environment is CentOS 7.", refs[:1],
+                  status=Status.SUPERSEDED, invalid=NOW - timedelta(days=1)
+                  ).with_changes(superseded_by=new.id)
     archived = _memory(user, "The user's production printer is broken.", refs[:1],
                        status=Status.ARCHIVED)
     for m in (old, new, archived):
         backend.add_memory(m, EMBED.embed([m.content])[0])
-    memories, _, superseded = backend.text.search_text(user, "production environment", 10)
+    memories, _, changed = backend.text.search_text(user, "production environment", 10)
     assert {m.id for m, _ in memories} == {old.id, new.id}  # archived ones are not recalled
-    assert superseded == {refs[0]}
+    # what is no longer true, and what holds its place now (also for a query of no words)
+    assert (changed.refs, changed.memories) == ({refs[0]: new.id}, {old.id: new.id})
+    assert {i: m.content for i, m in changed.current.items()} == {new.id: new.content}
+    assert backend.text.search_text(user, "what is my", 10)[2] == changed
 
 
 def test_vector_search_is_per_user_and_per_model(backend: Backend) -> None:

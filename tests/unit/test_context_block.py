@@ -81,3 +81,15 @@ def test_a_turn_that_does_not_fit_makes_way_for_shorter_ones() -> None:
             _turn("t3", "I live in Porto.")]
     block = render_context(hits, max_tokens=100)
     assert "I live in Porto." in block and "xxx" not in block and len(block) <= 400
+
+
+def test_what_changed_says_what_holds_now() -> None:
+    from dataclasses import replace
+
+    old_memory = replace(_memory("Maria lives in Vienna.", "superseded"),
+                         current="Maria lives in Porto.")
+    old_turn = replace(_turn("t1", "I live in Vienna."), current="Maria lives in Porto.")
+    block = render_context([old_memory, old_turn], max_tokens=800).splitlines()
+    assert "- Maria lives in Vienna. (stated 1 Mar 2026; now: Maria lives in Porto.)" in block
+    assert ("- [1 Mar 2026] Maria: I live in Vienna. (earlier — now: Maria lives in Porto.)"
+            in block)

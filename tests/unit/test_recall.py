@@ -318,3 +318,54 @@ def test_turn_vectors_embed_each_text_once_in_one_call() -> None:
     summed = [sum(xs) for xs in zip(*parts[1], strict=True)]
     norm = sum(x * x for x in summed) ** 0.5
     assert vectors[1] == [x / norm for x in summed]  # the mean of its passages, unit length
+
+
+def test_a_superseded_turn_yields_its_place_to_the_current_memory() -> None:
+    """"Where do I live now?" meets "I live in Lyon." by its words; the memory that holds the
+    place of what that turn said ("The user lives in Cork.") comes first, at its score, and
+    the turn says what replaced it. Asked about the past, the turn keeps its place."""
+    lyon = _ep("lyon", lexical=9.0, dense=0.7)
+    cork_turn = _ep("cork-turn", lexical=1.0, dense=0.3)
+    filler = _ep("filler", lexical=2.0, dense=0.4)
+    cork = _hit("cork", "memory", ref="s/cork-turn", status="current")
+    now = fuse([lyon, cork_turn, filler], [], k=3, superseded={"s/lyon"},
+               successors={"s/lyon": cork})
+    assert _ids(now) == ["cork", "lyon", "filler"]
+    assert now[0].score == now[1].score
+    assert (now[1].superseded_by, now[1].current) == ("cork", "cork")
+    before = fuse([lyon, cork_turn, filler], [], k=3, superseded={"s/lyon"}, past=True,
+                  successors={"s/lyon": cork})
+    assert _ids(before)[0] == "lyon" and before[0].current == "cork"
+    # the list for k is the head of the list for a larger k
+    longer = fuse([lyon, cork_turn, filler], [], k=4, superseded={"s/lyon"},
+                  successors={"s/lyon": cork})
+    assert _ids(longer)[:3] == _ids(now) and _ids(longer)[3] == "cork-turn"
+
+
+def test_a_current_memory_found_later_in_the_pool_moves_up_not_twice() -> None:
+    old = _mem("m-old", lexical=8.0, dense=0.7, ref="s/old", status="superseded")
+    new = _mem("m-new", lexical=1.0, dense=0.25, ref="s/new")
+    others = [_ep(f"e{i}", lexical=5.0 - i, dense=0.5) for i in range(4)]
+    ranked = _ids(fuse(others, [old, new], k=6,
+                       successors={"m-old": _hit("m-new", "memory", ref="s/new")}))
+    assert ranked.index("m-new") == ranked.index("m-old") - 1
+    assert ranked.count("m-new") == 1
+
+
+def test_changed_follows_each_chain_to_its_current_end() -> None:
+    from memq.pipeline.ports import Changed
+    from memq.schemas import Kind, StoredMemory
+
+    def memory(mid: str, status: str = "current") -> StoredMemory:
+        return StoredMemory(id=mid, user_id="u", content=mid, kind=Kind.FACT, confidence=1.0,
+                            importance=0.5, source_turn_ids=[f"s/{mid}"], valid_at=AT,
+                            created_at=AT, updated_at=AT, embedding_model="m",
+                            status=status)  # type: ignore[arg-type]
+
+    changed = Changed.of([("lyon", ["s/lyon"], "paris"), ("paris", ["s/paris"], "cork"),
+                          ("gone", ["s/gone"], "forgotten"), ("loop", ["s/loop"], "loop")],
+                         [memory("cork")])
+    assert changed.memories == {"lyon": "cork", "paris": "cork", "gone": None, "loop": None}
+    assert changed.refs == {"s/lyon": "cork", "s/paris": "cork", "s/gone": None,
+                            "s/loop": None}
+    assert set(changed.current) == {"cork"}

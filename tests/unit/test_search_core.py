@@ -4,7 +4,13 @@ adapters pass (tests/integration/test_contract.py)."""
 
 from __future__ import annotations
 
+import math
+import re
+import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from memq.pipeline import ids, recall
 from memq.pipeline.lifecycle import Policy
@@ -107,3 +113,48 @@ def test_vectors_of_another_model_are_never_compared() -> None:
     assert index.cosines("u1", [ids.episode_id("u1", "s1/t")], vector, EMBED.model_id) == {}
     # the lexical signal still finds it
     assert [h.content for h in _search(index, "u1", "bees")] == [turn.content]
+
+
+class _Homes(HashEmbedder):
+    """Hashed words, plus one dimension for every word about a home: what a real model
+    gives ("where do I live?" is near "The user lives in Cork.") and hashed words do not."""
+
+    HOME = re.compile(r"\b(?:live|lives|lived|home|settled|cork|lyon|paris)\b", re.I)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for text, v in zip(texts, super().embed(texts), strict=True):
+            w = [*v, 3.0 * len(self.HOME.findall(text))]
+            norm = math.sqrt(sum(x * x for x in w)) or 1.0
+            out.append([x / norm for x in w])
+        return out
+
+
+def test_the_current_fact_comes_before_the_turn_that_said_the_old_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user who moved twice: the first turn matches "where do I live now?" by its words,
+    the current memory says Cork in words the question lacks. Cork comes first, the old
+    turns say what holds now; asked about the past, the old turn leads."""
+    monkeypatch.setattr(sys.modules[__name__], "EMBED", _Homes())
+    _moved_twice()
+
+
+def _moved_twice() -> None:
+    index = InMemoryIndex()
+    lyon, paris, cork = (_turns(index, "u1", s, [text])
+                         for s, text in (("s1", "I live in Lyon."),
+                                         ("s2", "Packed up and left for Paris."),
+                                         ("s3", "Settled down in Cork at last.")))
+    cork_m = _memory(index, "u1", "The user lives in Cork.", cork)
+    paris_m = _memory(index, "u1", "The user lives in Paris.", paris,
+                      status=Status.SUPERSEDED)
+    index.upsert([paris_m.with_changes(superseded_by=cork_m.id)], [None])
+    lyon_m = _memory(index, "u1", "The user lives in Lyon.", lyon, status=Status.SUPERSEDED)
+    index.upsert([lyon_m.with_changes(superseded_by=paris_m.id)], [None])
+    hits = _search(index, "u1", "where do I live now?", k=3)
+    assert "Cork" in hits[0].content
+    said = next(h for h in hits if h.type == "episode" and h.source_turn_ids == lyon)
+    assert [h.id for h in hits].index(cork_m.id) < hits.index(said)
+    assert (said.superseded_by, said.current) == (cork_m.id, "The user lives in Cork.")
+    past = _search(index, "u1", "where did I live before?", k=3)
+    assert past[0].source_turn_ids in (lyon, lyon_m.source_turn_ids) and past[0].id != cork_m.id

@@ -30,7 +30,7 @@ from memq.pipeline import ids, recall
 from memq.pipeline.check import GraphMemory
 from memq.pipeline.errors import PermanentError, StaleVersion, TransientError
 from memq.pipeline.merge import ended_on
-from memq.pipeline.ports import Hit, PlanView, SlotHolder, UserVersion
+from memq.pipeline.ports import Changed, Hit, PlanView, SlotHolder, UserVersion
 from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
 
 INCLUDE = "// include: "
@@ -66,6 +66,13 @@ def _time(value: Any) -> Any:
     if isinstance(value, str):
         return datetime.fromisoformat(value.split("[", 1)[0])
     return _native(value)
+
+
+def _changed(row: dict[str, Any]) -> Changed:
+    found = [stored_memory(props) for props in row["successors"]]
+    return Changed.of([(str(r["id"]), [str(ref) for ref in r["refs"] or []],
+                        str(r["next"]) if r["next"] else None) for r in row["superseded"]],
+                      found)
 
 
 def _episode_hit(r: dict[str, Any]) -> Hit:
@@ -498,21 +505,21 @@ class Neo4jGraph:
                 self._run("episode_text", user_id=user_id, query=lucene, k=k)]
 
     def search_text(self, user_id: str, query: str, k: int
-                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], set[str]]:
+                    ) -> tuple[list[tuple[StoredMemory, float]], list[Hit], Changed]:
         """What search needs from the graph in one round trip: up to k memories and up to k
-        raw turns by BM25 (as ``search_episodes``), and the
-        superseded sources (``superseded_sources``)."""
+        raw turns by BM25 (as ``search_episodes``), and what is no longer true
+        (``changed``)."""
         memory_query = recall.lucene_query(user_id, query, field="content")
         episode_query = recall.lucene_query(user_id, query)
         if memory_query is None or episode_query is None:  # no words: no BM25
-            return [], [], self.superseded_sources(user_id)
+            return [], [], self.changed(user_id)
         (row,) = self._run("search_text", user_id=user_id, memory_query=memory_query,
                            episode_query=episode_query, k=k)
         memories = [(stored_memory(r["m"]), float(r["score"]))
                     for r in sorted(row["memories"], key=lambda r: -r["score"])]
         episodes = [_episode_hit(r)
                     for r in sorted(row["episodes"], key=lambda r: -r["score"])]
-        return memories, episodes, {str(ref) for ref in row["superseded"]}
+        return memories, episodes, _changed(row)
 
     def turns_before(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Hit]:
         """The turn before each of these episodes in its session, by the episode's id."""
@@ -521,10 +528,11 @@ class Neo4jGraph:
         return {str(r["of"]): _episode_hit(r)
                 for r in self._run("turns_before", user_id=user_id, ids=list(episode_ids))}
 
-    def superseded_sources(self, user_id: str) -> set[str]:
-        """Turn refs that said what is no longer true (sources of superseded memories)."""
-        return {str(ref) for r in self._run("superseded_sources", user_id=user_id)
-                for ref in r["refs"]}
+    def changed(self, user_id: str) -> Changed:
+        """What is no longer true: superseded memories, the turns that stated them, and the
+        current memory that holds each one's place now."""
+        (row,) = self._run("superseded_sources", user_id=user_id)
+        return _changed(row)
 
     # -- forgetting (workers.forget) -----------------------------------------------------------
     @staticmethod

@@ -1,7 +1,8 @@
 // What search reads from the graph, in one round trip: BM25 over the user's memories
 // (current and superseded) and over their raw turns ($memory_query / $episode_query already
-// require the user's key), and the turns that said what is no longer true (sources of the
-// user's superseded memories). Times as ISO strings (cheap for the driver to decode).
+// require the user's key), and what is no longer true: the user's superseded memories (their
+// source turns, their successor) and the current memories their chains may end in (the
+// chains are followed in Python: store.changed). Times as ISO strings (cheap to decode).
 CALL {
   CALL db.index.fulltext.queryNodes('memq_memory_bm25', $memory_query, {limit: $k})
   YIELD node, score
@@ -23,9 +24,5 @@ CALL {
                   ref: node.ref, event_at: toString(node.event_at),
                   created_at: toString(node.created_at), score: score}) AS episodes
 }
-CALL {
-  MATCH (m:Memory {user_id: $user_id, status: 'superseded'})
-  UNWIND m.source_turn_ids AS ref
-  RETURN collect(DISTINCT ref) AS superseded
-}
-RETURN memories, episodes, superseded
+// include: changed
+RETURN memories, episodes, superseded, successors
