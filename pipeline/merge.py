@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -167,7 +167,7 @@ class _Planner:
             source_turn_ids=list(cand.source_turn_ids), valid_at=cand.valid_at,
             created_at=ctx.now, updated_at=ctx.now, embedding_model=ctx.model_id,
             scope=cand.scope, session_id=self.session_id, expires_at=cand.expires_at,
-            replaces=list(cand.replaces),
+            replaces=list(cand.replaces), said_at=cand.said_at,
         ).with_changes(**changes)
 
     def _added(self, memory_id: str, vector: Vector) -> None:
@@ -261,7 +261,31 @@ class _Planner:
             return placement.target.id
         if placement.action is Action.EXTEND and placement.target is not None:
             return self.extend(p, placement.target, placement.cut, why)
-        return self.insert(p, placement.cut, placement.following, why)
+        successor = self.insert(p, placement.cut, placement.following, why)
+        if placement.cut is not None and successor is not None:
+            self.dependents(p, triple, successor)
+        return successor
+
+    def dependents(self, p: Prepared, changed: Triple, successor: str) -> None:
+        """A change of ``changed``'s value also ends the current facts of its dependent
+        predicates held since before it (``Predicates.closes_with``): a new employer ends
+        the role held there, unless the candidate states that role itself."""
+        wanted = self.predicates.dependents(changed.predicate)
+        if not wanted:
+            return
+        cand = p.candidate
+        own = {t.slot for t in cand.triples}
+        holders = {m.id: self._view(m) for m in p.slot_memories}
+        holders.update({mid: self.state[mid] for mid in self.added})
+        for old in sorted(holders.values(), key=lambda m: m.id):
+            said = next((t for t in old.triples if t.predicate in wanted
+                         and t.subject.casefold() == changed.subject.casefold()
+                         and t.slot not in own), None)
+            if (said is None or old.id == successor or not old.is_current
+                    or old.valid_at >= cand.valid_at):
+                continue
+            self._close(p, old, successor, f"{said.predicate}: {said.object!r} ends with the "
+                                           f"change of {changed.predicate}")
 
     def replaced(self, p: Prepared, successor: str | None) -> None:
         """A change ends the facts it names as replaced ("switched from MySQL"): the current
@@ -280,8 +304,41 @@ class _Planner:
                 continue
             self._close(p, old, successor, f"{said.predicate}: {said.object!r} replaced by "
                                            f"{new!r}")
+            self.dependents(p, said, successor)
+
+    def _dated(self, p: Prepared) -> Prepared:
+        """A change said with an earlier time ("moved to Stockholm in January", said in
+        April) holds from that time, or from just after the last statement of another value
+        of its slot made before it was said, whichever is later: that statement ("I live in
+        Lyon", said in February) was older knowledge than the change, and never outlives it."""
+        cand = p.candidate
+        slots = {t.slot: t.object.casefold() for t in cand.triples
+                 if self.predicates.is_single(t.predicate)}
+        slots.update({t.slot: "" for t in cand.replaces if t.slot not in slots})
+        holders = {m.id: self._view(m) for m in p.slot_memories}
+        holders.update({mid: self.state[mid] for mid in self.added})
+        other = [m for m in holders.values() if any(
+            t.slot in slots and t.object.casefold() != slots[t.slot] for t in m.triples)]
+        said = cand.said_at or cand.valid_at
+        inside = [m.valid_at for m in other if cand.valid_at < m.valid_at <= said]
+        if inside:
+            later = cand.model_copy(update={"valid_at": max(inside) + timedelta(seconds=1)})
+            return p.model_copy(update={"candidate": later})
+        # the other way round: this statement was said before a dated change was, inside the
+        # span that change is dated in ("We use MySQL", applied after "switched from MySQL
+        # last month" though said before it): the change now holds from just after it, as
+        # when they arrive in order
+        for m in other:
+            if m.is_current and m.valid_at < cand.valid_at <= (m.said_at or m.valid_at):
+                moved = m.with_changes(valid_at=cand.valid_at + timedelta(seconds=1),
+                                       updated_at=self.ctx.now)
+                self._put(moved, None)
+                self._log(Operation.UPDATE, m.id, cand, "a dated change holds from after "
+                          "what was said before it was said", m, moved)
+        return p
 
     def plan(self, p: Prepared) -> None:
+        p = self._dated(p)
         self.source = p
         cand = p.candidate
         if p.already_stored or ids.memory_id(
@@ -296,7 +353,8 @@ class _Planner:
         may be applied in any order), and that fact; None when no such change is known."""
         cand = p.candidate
         for ender in sorted((self._view(m) for m in p.enders), key=lambda m: (m.valid_at, m.id)):
-            if not ender.is_current or ender.valid_at <= cand.valid_at:
+            # a change said with an earlier time ends what was said before it was said
+            if not ender.is_current or (ender.said_at or ender.valid_at) <= cand.valid_at:
                 continue
             said = next((t for t in cand.triples for g in ender.replaces if _same_fact(t, g)),
                         None)

@@ -123,12 +123,15 @@ class Changed:
     refs: dict[str, str | None] = field(default_factory=dict)  # turn ref -> current id
     memories: dict[str, str | None] = field(default_factory=dict)  # superseded id -> current id
     current: dict[str, StoredMemory] = field(default_factory=dict)  # current id -> memory
+    # turn refs that a current memory cites too: the turn said more than what changed
+    mixed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, superseded: Sequence[tuple[str, Sequence[str], str | None]],
-           current: Sequence[StoredMemory]) -> Changed:
-        """From the superseded memories as (id, source turn refs, superseded_by) and the
-        current memories they may lead to: each chain followed to its current end."""
+           current: Sequence[StoredMemory], mixed: Sequence[str] = ()) -> Changed:
+        """From the superseded memories as (id, source turn refs, superseded_by), the
+        current memories they may lead to, and the refs a current memory cites too: each
+        chain followed to its current end."""
         nxt = {mid: succ for mid, _, succ in superseded}
         held = {m.id: m for m in current if m.is_current}
 
@@ -148,7 +151,8 @@ class Changed:
                     refs[ref] = memories[mid]
         used = {c for c in memories.values() if c is not None}
         return cls(refs=refs, memories=memories,
-                   current={i: m for i, m in held.items() if i in used})
+                   current={i: m for i, m in held.items() if i in used},
+                   mixed=frozenset(mixed) & refs.keys())
 
 
 @dataclass(frozen=True)

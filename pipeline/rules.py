@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from memq.pipeline import rules_en, rules_zh, rules_zh_self, tools
+from memq.pipeline import frames, rules_en, rules_zh, rules_zh_self, tools, when
 from memq.schemas import CandidateMemory, Kind, Triple, Turn
 
 HEDGED_CONFIDENCE = 0.5
@@ -961,6 +961,108 @@ def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
                                      "confidence": max(old.confidence, new.confidence)})
 
 
+def _framed(turn: Turn) -> list[CandidateMemory]:
+    """What the English frames read in a turn (:mod:`memq.pipeline.frames`), one memory per
+    slot: the last new value said, ending the old values named beside it; an end alone
+    ("I quit Initech") when no new value is said. Its time sets when it holds from."""
+    data = frames.english()
+    text = re.sub(r"[’‘]", "'", turn.content)
+    if _KIDDING.search(text):
+        return []
+    readings = frames.read(text, turn.timestamp)
+    subject = turn.speaker or "user"
+    out = []
+    for slot in dict.fromkeys(r.slot for r in readings):
+        mine = [r for r in readings if r.slot == slot]
+        news = [r for r in mine if r.new]
+        lead = news[-1] if news else mine[-1]
+        olds = [r.old for r in mine if r.old] + [r.new for r in news[:-1] if r.new]
+        olds = [o for o in dict.fromkeys(olds) if not lead.new
+                or o.casefold() != lead.new.casefold()]
+        tool = slot.startswith("uses_")
+        # a tool: "uses" and its job's slot (as the Chinese reader's, :func:`_with_job`)
+        triples = (([("uses", lead.new)] if tool else []) + [(slot, lead.new)]
+                   if lead.new else [("left", lead.old or "")])
+        ends = [("uses", o) for o in olds if tool] + [(slot, o) for o in olds]
+        span = lead.span or next((r.span for r in mine if r.span), None)
+        valid_at = when.valid_from(span, turn.timestamp)
+        said = [(lead, triples, ends)]
+        if lead.role and lead.new:  # a job is two slots: the role ends on its own too
+            said.append((frames.Reading("role", lead.role, None, None, lead.change),
+                         [("role", lead.role)], []))
+        for told, facts, gone in said:
+            reading = replace(told, old=olds[0]) if (  # "(switched from …)"
+                told is lead and olds and not told.old) else told
+            content = frames.said(data, reading, at=lead.new if reading.slot != lead.slot
+                                  else None)
+            if turn.speaker:
+                content = _about(content, turn.speaker, zh=False)
+            kind_name, importance = frames.kind_of(data, reading.slot)
+            kind = Kind.EVENT if not reading.new else Kind(kind_name)
+            out.append(CandidateMemory(
+                content=content, kind=kind,
+                confidence=HEDGED_CONFIDENCE if _hedged_about(text, reading) else 0.9,
+                importance=importance,
+                entities=list(dict.fromkeys(o for _, o in facts)),
+                triples=[Triple(subject=subject, predicate=p, object=o) for p, o in facts],
+                replaces=[Triple(subject=subject, predicate=p, object=o) for p, o in gone],
+                source_turn_ids=[turn.turn_id], valid_at=valid_at,
+                said_at=turn.timestamp if valid_at < turn.timestamp else None))
+    return out
+
+
+def _in_order(text: str, found: Sequence[CandidateMemory], framed: int
+              ) -> list[CandidateMemory]:
+    """A turn's memories in the order the turn says them, whichever reader read them: the
+    frames' (the first ``framed``) by where their value is said, the others' in their own
+    order (one whose value is not said as written goes where the one before it is)."""
+    def at(c: CandidateMemory) -> int:
+        return text.find(c.triples[0].object) if c.triples else -1
+
+    keys: list[int] = [max(0, at(c)) for c in found[:framed]]
+    last = 0
+    for c in found[framed:]:
+        last = max(last, at(c))
+        keys.append(last)
+    order = sorted(range(len(found)), key=lambda i: (keys[i], i >= framed, i))
+    return [found[i] for i in order]
+
+
+# laughter is tone in chat ("total carnivore these days haha"); these say it was not meant
+_KIDDING = re.compile(r"\b(?:jk|j/k|kidding|just joking|joking)\b|🙃", re.I)
+
+
+_CLAUSE_CUT = re.compile(r"[,;:]\s|\s(?:and|but|so|because)\s")
+
+
+def _hedged_about(text: str, reading: frames.Reading) -> bool:
+    """Whether the clause that names the value is hedged, or opens its sentence hedged ("I'm
+    not sure but I live in Oslo"; not "we use Asana, it's fine I guess", nor "traded my
+    Civic for a Model 3 and I'm kind of obsessed")."""
+    value = reading.new or reading.old or ""
+    for sentence in _SENTENCES.split(text):
+        if value not in sentence:
+            continue
+        clauses = _CLAUSE_CUT.split(sentence)
+        mine = next((c for c in clauses if value in c), sentence)
+        opening = sentence[:sentence.find(value)]
+        if _HEDGE.search(mine) or (_HEDGE.search(opening) and not _CLAUSE_CUT.search(
+                opening.rstrip() + " ")):
+            return True
+        if re.search(r"\b(?:not sure|no idea|don't know)\b", opening, re.I):
+            return True
+    return False
+
+
+def _covered(c: CandidateMemory, framed: Sequence[CandidateMemory]) -> bool:
+    """Whether another reader's memory says what a frame read in the same turn: a fact of one
+    of its slots, or one naming one of its values ("The user left Deloitte last month...")."""
+    slots = {t.predicate for f in framed for t in [*f.triples, *f.replaces]}
+    values = {t.object.casefold() for f in framed for t in [*f.triples, *f.replaces]}
+    return any(t.predicate in slots or any(v in t.object.casefold() for v in values)
+               for t in c.triples) or any(v in c.content.casefold() for v in values)
+
+
 class RuleExtractor:
     """Regex rules over user turns; deterministic, offline, for when no LLM is configured."""
 
@@ -973,6 +1075,8 @@ class RuleExtractor:
         for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
+            framed = [] if _CJK.search(turn.content) else _framed(turn)
+            mine: list[CandidateMemory] = list(framed)
             whole: dict[str, list[CandidateMemory]] = {}  # a sentence's change, read once
             for clause, hedged, sentence in _statements(turn.content):
                 first = sentence not in whole
@@ -983,11 +1087,15 @@ class RuleExtractor:
                 else:
                     candidates = self._from_clause(clause, turn, hedged, sentence)
                 for said in candidates:
+                    if framed and _covered(said, framed):
+                        continue  # the frames read this slot in this turn
                     candidate = _with_job(said, clause if not first else sentence, sentence,
                                           change=bool(whole[sentence]))
-                    t = candidate.triples[0]
-                    key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
-                    found[key] = _merge(found[key], candidate) if key in found else candidate
+                    mine.append(candidate)
+            for candidate in _in_order(turn.content, mine, len(framed)):
+                t = candidate.triples[0]
+                key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())
+                found[key] = _merge(found[key], candidate) if key in found else candidate
         # a workplace read twice is no team ("我在协和医院消化内科工作": works_at, not team too)
         workplaces = {(s, o) for s, _, p, o in found if p == "works_at"}
         return [c for (s, _, p, o), c in found.items()

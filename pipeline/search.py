@@ -100,11 +100,12 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
 def successors(changed: Changed, cosines: dict[str, float],
                floor: float = recall.Weights().memory_floor) -> dict[str, Hit]:
     """Each superseded memory and each turn that stated one -> the current memory holding its
-    place (``recall.current_first``). A superseded memory's successor is of its own slot; a
-    turn may have said more than the superseded fact ("I work at Deloitte and love jazz"), so
-    its successor stands in for it only when near the question by meaning (``floor``)."""
+    place (``recall.current_first``). A superseded memory's successor is of its own slot, and
+    so is that of a turn whose every statement has changed; a turn that said more than what
+    changed ("I work at Deloitte and love jazz": ``Changed.mixed``) yields only to a
+    successor near the question by meaning (``floor``)."""
     hits = {i: memory_hit(m) for i, m in changed.current.items()}
     out = {mid: hits[c] for mid, c in changed.memories.items() if c is not None}
-    out.update({ref: hits[c] for ref, c in changed.refs.items()
-                if c is not None and cosines.get(c, 0.0) >= floor})
+    out.update({ref: hits[c] for ref, c in changed.refs.items() if c is not None and (
+        ref not in changed.mixed or cosines.get(c, 0.0) >= floor)})
     return out

@@ -215,9 +215,12 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
             require_same_model(model_id, foreign)
     candidates = [i.candidate for i in items]
     # the timelines of single-valued slots, and the holders of what a change replaces
+    # and the facts a change of one would end with it (a new employer: the role held there)
     slots = sorted({t.slot for c in candidates for t in c.triples
                     if predicates.is_single(t.predicate)} | {
-        t.slot for c in candidates for t in c.replaces})
+        t.slot for c in candidates for t in c.replaces} | {
+        (t.subject.casefold(), d) for c in candidates for t in [*c.triples, *c.replaces]
+        for d in predicates.dependents(t.predicate)})
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
     # Superseded memories are near too: look wider, keep the current ones.
     wide = max(4 * thresholds.neighbors, 20)
@@ -250,7 +253,9 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
         neighbors = [Neighbor(state[mid], sim) for mid, sim in top
                      if mid in state and state[mid].is_current
                      and not profiles.is_profile(state[mid])][: thresholds.neighbors]
-        cand_slots = {t.slot for t in [*item.candidate.triples, *item.candidate.replaces]}
+        said = [*item.candidate.triples, *item.candidate.replaces]
+        cand_slots = {t.slot for t in said} | {
+            (t.subject.casefold(), d) for t in said for d in predicates.dependents(t.predicate)}
         stated = {t.slot for t in item.candidate.triples}
         enders = [state[e] for e in view.enders
                   if e in state and stated & {g.slot for g in state[e].replaces}]

@@ -193,7 +193,9 @@ class InMemoryIndex:
         superseded = Changed.of(
             [(e.memory.id, e.memory.source_turn_ids, e.memory.superseded_by)
              for e in memories.values() if str(e.memory.status) == "superseded"],
-            [e.memory for e in memories.values()])
+            [e.memory for e in memories.values()],
+            [ref for e in memories.values() if e.memory.is_current
+             for ref in e.memory.source_turn_ids])
         terms = _query_terms(query)
         if not terms:
             return [], [], superseded

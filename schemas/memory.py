@@ -66,6 +66,10 @@ class CandidateMemory(BaseModel):
     replaces: list[Triple] = Field(default_factory=list, max_length=8)
     source_turn_ids: list[str] = Field(min_length=1)
     valid_at: AwareDatetime
+    # When it was said, where that is later than ``valid_at`` (a time said inside it: "we
+    # moved to Stockholm in January"): a statement of another value made before then, inside
+    # that span, is older knowledge, and the change ends it too (merge.Planner._dated).
+    said_at: AwareDatetime | None = None
     # "session": context that matters only for this session (expires at its end + grace).
     scope: Scope = "long_term"
     expires_at: AwareDatetime | None = None  # an explicit end ("until Friday")
@@ -102,6 +106,7 @@ class StoredMemory(BaseModel):
     # the facts a statement of change ended when it was made ("switched from MySQL"): a
     # statement of one of them that arrives later but happened before is history at once
     replaces: list[Triple] = Field(default_factory=list, max_length=8)
+    said_at: AwareDatetime | None = None  # CandidateMemory.said_at
 
     def with_changes(self, **changes: object) -> StoredMemory:
         return self.model_validate({**self.model_dump(), **changes})

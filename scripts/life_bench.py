@@ -34,7 +34,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+# the first session well before the second: a change said with its time ("we moved in
+# January", "去年底") took effect then, after the old value was said
+DAY1 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
 DAY30 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 ASKED = datetime(2026, 4, 20, 9, 0, tzinfo=UTC)
 
@@ -80,11 +82,13 @@ def _key(text: str) -> str:
 
 def names(text: str, value: str) -> bool:
     """Whether ``text`` names ``value`` (case, spaces and punctuation aside; a value of
-    several words also by its longest word: "Civic" names "Honda Civic")."""
+    several words also by one of its proper names: "Civic" names "Honda Civic", "designer"
+    does not name "junior designer")."""
     if _key(value) and _key(value) in _key(text):
         return True
-    words = [w for w in re.findall(r"\w+", value) if len(w) >= 4 and not w.isdigit()]
-    return bool(words) and _key(max(words, key=len)) in _key(text)
+    words = value.split()
+    proper = [w for w in words if len(w) >= 4 and w[:1].isupper() and len(words) > 1]
+    return any(_key(w) in _key(text) for w in proper)
 
 
 @dataclass

@@ -213,3 +213,48 @@ def test_sessions_that_state_a_value_twice_and_then_end_it_agree_in_every_order(
     assert [(c, s) for c, s, _, _ in state] == [
         ("The user uses Pulumi (switched from Terraform).", "current"),
         ("The user's team uses Terraform.", "superseded")]
+
+
+def _now(graph: FencedGraph, user: str) -> list[tuple[str, str]]:
+    return sorted((t.predicate, t.object) for m in graph.read_memories(user)
+                  for t in m.triples)
+
+
+def test_a_new_employer_ends_the_role_held_there_a_promotion_only_the_role() -> None:
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    said = [("s1", "I'm a junior designer at Canva."), ("s2", "Got promoted to lead designer!"),
+            ("s3", "Big news: I joined Figma.")]
+    states = []
+    for n, (session, text) in enumerate(said):
+        _round(ports, "u1", [_batch(ports, "u1", session, [text], T0 + timedelta(days=n))])
+        states.append(_now(graph, "u1"))
+    assert states == [[("role", "junior designer"), ("works_at", "Canva")],
+                      [("role", "lead designer"), ("works_at", "Canva")],
+                      [("works_at", "Figma")]]
+    why = [e.reason for e in graph.audit("u1") if e.operation is Operation.SUPERSEDE]
+    assert any("ends with the change of works_at" in r for r in why)
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_dated_change_ends_what_was_said_before_it_was_said(order: tuple[int, int]) -> None:
+    """"I live in Lyon" said on 10 March; "we moved to Stockholm in February" said on 20
+    March: Stockholm is current, from just after Lyon was said, in either order of arrival;
+    the change keeps its month as its time when nothing was said inside it."""
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    batches = [_batch(ports, "u1", "s1", ["I live in Lyon."], T0 + timedelta(days=9)),
+               _batch(ports, "u1", "s2", ["We moved to Stockholm in February."],
+                      T0 + timedelta(days=19))]
+    for i in order:
+        _round(ports, "u1", [batches[i]])
+    current = graph.read_memories("u1")
+    assert [m.content for m in current] == ["The user lives in Stockholm."]
+    assert current[0].valid_at == T0 + timedelta(days=9, seconds=1)
+    alone = FencedGraph()
+    ports = _ports(graph=alone)
+    _round(ports, "u2", [_batch(ports, "u2", "s2", ["We moved to Stockholm in February."],
+                                T0 + timedelta(days=19))])
+    (stockholm,) = alone.read_memories("u2")
+    assert stockholm.valid_at == datetime(2026, 3, 1, tzinfo=UTC)  # the end of February
+    assert stockholm.said_at == T0 + timedelta(days=19)

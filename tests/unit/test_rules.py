@@ -251,7 +251,7 @@ def test_duplicate_statement_merges_turn_ids_and_keeps_earliest_valid_at() -> No
 def test_hedged_then_direct_keeps_the_direct_confidence() -> None:
     (candidate,) = extract("Maybe I use Go.", "I use Go.")
     assert candidate.source_turn_ids == ["t1", "t2"]
-    assert candidate.confidence == 0.85
+    assert candidate.confidence == 0.9
 
 
 def test_single_valued_changes_are_separate_candidates() -> None:
@@ -285,7 +285,14 @@ def test_a_title_or_latin_abbreviation_ends_no_sentence() -> None:
 
 
 def test_joke_anywhere_in_the_turn_drops_the_whole_turn() -> None:
-    assert extract("I live in Rome. I'm a dragon, haha.") == []
+    assert extract("I live in Rome. I'm a dragon, jk.") == []
+    assert extract("I live in Rome. I'm a dragon 🙃") == []
+
+
+def test_laughter_is_tone_for_what_changed() -> None:
+    """"haha" and "lol" end half of all chat lines: a change said with them still stands."""
+    assert [c.content for c in extract("total carnivore these days haha")] == [
+        "The user's diet is carnivore."]
 
 
 def test_objects_are_cleaned() -> None:
@@ -350,8 +357,9 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
     ("Big news: we finally moved to Porto last weekend!", "The user lives in Porto.",
      "lives_in:Porto"),
     ("I just started a new job at Globex.", "The user works at Globex.", "works_at:Globex"),
-    ("I work at Acme Corp as a nurse.", "The user works at Acme Corp as nurse.",
-     "works_at:Acme Corp|role:nurse"),
+    # a job is two slots, each its own memory: a promotion ends the role, not the employer
+    ("I work at Acme Corp as a nurse.", "The user works at Acme Corp. // The user is a nurse "
+     "at Acme Corp.", "works_at:Acme Corp // role:nurse"),
     ("Turns out I'm allergic to peanuts.", "The user is allergic to peanuts.",
      "allergic_to:peanuts"),
     ("I adopted a dog named Rex on Saturday.", "The user has a dog named Rex.", "has_pet:Rex"),
@@ -360,7 +368,7 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
     ("I love all cheeses, but gouda is my favourite.",
      "The user's favourite among cheeses is gouda.", "favourite:gouda"),
     ("I switched from Evernote to Obsidian for my notes.",
-     "The user uses Obsidian (switched from Evernote).", "uses:Obsidian"),
+     "The user uses Obsidian (switched from Evernote).", "uses:Obsidian|uses_notes:Obsidian"),
     ("I sold my Golf and bought a Tesla.", "The user drives a Tesla.", "drives:Tesla"),
     ("告诉你个好消息，我们上周末终于搬到杭州了！", "用户住在杭州。", "lives_in:杭州"),
     ("我刚刚入职了星辰软件。", "用户在星辰软件工作。", "works_at:星辰软件"),
@@ -368,14 +376,16 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
     ("所有的茶我都喜欢，但龙井是我的最爱。", "用户最喜欢的茶是龙井。", "favourite:龙井"),
     ("我计划四月去日本旅行。", "用户计划四月去日本。", "plans_trip_to:日本"),
     ("我在腾讯工作，做后端开发。", "用户在腾讯工作，是后端开发。", "works_at:腾讯|role:后端开发"),
-    ("I'm a pediatric nurse at Mercy General.", "The user works at Mercy General as pediatric "
-     "nurse.", "works_at:Mercy General|role:pediatric nurse"),
+    ("I'm a pediatric nurse at Mercy General.", "The user is a pediatric nurse at Mercy "
+     "General. // The user works at Mercy General.",
+     "role:pediatric nurse // works_at:Mercy General"),
 ])
 def test_changes_family_health_events_and_favourites(said: str, memory: str,
                                                      triple: str) -> None:
-    (found,) = RuleExtractor().extract([_said(said, None)])
-    assert found.content == memory
-    assert [f"{t.predicate}:{t.object}" for t in found.triples] == triple.split("|")
+    found = RuleExtractor().extract([_said(said, None)])
+    assert [c.content for c in found] == memory.split(" // ")
+    assert [[f"{t.predicate}:{t.object}" for t in c.triples] for c in found] == [
+        group.split("|") for group in triple.split(" // ")]
 
 
 @pytest.mark.parametrize("chat", [
@@ -427,8 +437,9 @@ def _triples(text: str) -> list[str]:
     # health: medication, diet, conditions
     ("I take metformin twice a day.", "takes_medication:metformin"),
     ("I'm on insulin for my type 1 diabetes.", "takes_medication:insulin"),
-    ("I'm vegan, so no dairy or eggs please.", "diet:vegan"),
-    ("I've been vegetarian for about ten years.", "diet:vegetarian"),
+    # what one eats is one slot (a new diet ends the old); gluten-free and the like are "diet"
+    ("I'm vegan, so no dairy or eggs please.", "eats:vegan"),
+    ("I've been vegetarian for about ten years.", "eats:vegetarian"),
     ("I have celiac disease.", "has_condition:celiac disease"),
     ("我每天早上吃二甲双胍。", "takes_medication:二甲双胍"),
     ("我是素食主义者。", "diet:素食主义者"),

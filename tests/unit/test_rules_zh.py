@@ -165,7 +165,8 @@ def test_the_extractor_proposes_what_a_change_replaces() -> None:
     assert c.content == "用户使用PostgreSQL（之前是MySQL）。"
     assert [(t.predicate, t.object) for t in c.replaces] == [("uses", "MySQL")]
     (en,) = _extract("We switched from MySQL to PostgreSQL last month.", 2)
-    assert [(t.predicate, t.object) for t in en.replaces] == [("uses", "MySQL")]
+    assert [(t.predicate, t.object) for t in en.replaces] == [("uses", "MySQL"),
+                                                              ("uses_database", "MySQL")]
 
 
 def _values(text: str) -> list[tuple[str, str]]:

@@ -72,7 +72,7 @@ def _changed(row: dict[str, Any]) -> Changed:
     found = [stored_memory(props) for props in row["successors"]]
     return Changed.of([(str(r["id"]), [str(ref) for ref in r["refs"] or []],
                         str(r["next"]) if r["next"] else None) for r in row["superseded"]],
-                      found)
+                      found, [str(ref) for ref in row["mixed"]])
 
 
 def _episode_hit(r: dict[str, Any]) -> Hit:
@@ -106,6 +106,7 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "triples_json": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
         "replaces_json": json.dumps([t.model_dump() for t in m.replaces], ensure_ascii=False)
         if m.replaces else None,
+        "said_at": _iso(m.said_at),  # an ISO string: read back as it is, only by plans
     }
     times = {"valid_at": _iso(m.valid_at), "invalid_at": _iso(m.invalid_at),
              "created_at": _iso(m.created_at), "updated_at": _iso(m.updated_at),

@@ -1,9 +1,19 @@
-// (included) The user's superseded memories as {id, refs, next} and the current memories
-// that one of them names as its successor (status 'current' is the chain's end).
+// (included) The user's superseded memories as {id, refs, next}, the current memories that
+// one of them names as its successor (status 'current' is the chain's end), and the refs of
+// those turns that a current memory cites too (the turn said more than what changed).
 CALL {
   MATCH (m:Memory {user_id: $user_id, status: 'superseded'})
   RETURN collect({id: m.id, refs: m.source_turn_ids, next: m.superseded_by}) AS superseded,
          collect(DISTINCT m.superseded_by) AS nexts
+}
+CALL (superseded) {
+  UNWIND superseded AS s
+  UNWIND s.refs AS ref
+  WITH collect(DISTINCT ref) AS refs
+  MATCH (c:Memory {user_id: $user_id, status: 'current'})
+  UNWIND c.source_turn_ids AS cited
+  WITH cited, refs WHERE cited IN refs
+  RETURN collect(DISTINCT cited) AS mixed
 }
 CALL (nexts) {
   MATCH (c:Memory {user_id: $user_id, status: 'current'}) WHERE c.id IN nexts

@@ -25,4 +25,4 @@ CALL {
                   created_at: toString(node.created_at), score: score}) AS episodes
 }
 // include: changed
-RETURN memories, episodes, superseded, successors
+RETURN memories, episodes, superseded, successors, mixed

@@ -1,3 +1,3 @@
 // What is no longer true, alone (a query of no words: no BM25): see search_text.cypher.
 // include: changed
-RETURN superseded, successors
+RETURN superseded, successors, mixed

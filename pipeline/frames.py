@@ -1,0 +1,224 @@
+"""Frames: the things that change in a life, read from English chat as data plus a small engine.
+
+A frame is one slot (where one works, lives, studies; a partner; what one eats, drives, uses
+for a job) and one way of saying it, a pattern over spans (:file:`frames_en.json`): "I joined
+{NEW:ORG} as {ROLE}", "traded my {OLD:THING} for a {NEW:THING}", "broke up with {OLD:NAME}".
+Whatever the pattern says, the engine does the rest the same way for every frame:
+
+* a statement counts only when the user says it of themselves, now: the clause it stands in
+  (from the last comma, dash or semicolon before it) must not ask, plan, wish, deny, or have
+  someone else as its subject (the data's ``guards``), and a time it names must not lie ahead;
+* the time it names (:mod:`memq.pipeline.when`) sets when the value holds from, never its text;
+* one turn says one thing per slot: a new value and the old ones named beside it ("left
+  Deloitte last month ... I'm at Google now") are one change;
+* a new employer ends the role held there too (``predicates.json``: ``closes_with``).
+
+Every frame carries examples it must read and counter-examples it must not; one test runs them
+all (``tests/unit/test_frames.py``). What fits no frame is left to the other readers of
+:mod:`memq.pipeline.rules`, or to the LLM path. Pure: text and the moment it was said in,
+readings out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from memq.pipeline import tools, when
+
+_MACRO = re.compile(r"\{(?P<role>NEW|OLD)?:?(?P<kind>[A-Z]+)\}")
+_CLAUSE_END = re.compile(r"[,;:()!?]|\s[-–—]\s|\s(?:but|so|because|although|though|and then)\s"
+                         r"|\.(?:\s|$)")
+_NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("St", "Dr", "Mr", "Ms", "Mrs", "Mt", "Jr", "Sr",
+                                                 "vs", "e.g", "i.e", "Inc", "Co", "Ltd"))
+_SENTENCE = re.compile(rf"(?<=[.!?…]){_NOT_AN_END}\s+|\n+|\s[-–—]\s(?=[a-z])")
+# a value of a case-sensitive kind keeps its own case in the pattern
+_CASED = frozenset({"WORD", "ORG", "PLACE", "NAME", "THING"})
+_WE = re.compile(r"\b(?:we|we're|we've|our|us)\b", re.I)
+_PROD = re.compile(r"\b(?:prod|production|servers?|cluster|infra(?:structure)?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Frame:
+    slot: str
+    change: bool
+    pattern: re.Pattern[str]
+    examples: tuple[dict[str, Any], ...]
+    counter: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One statement a frame read: the slot's predicate, the new value (None: only an end),
+    the old value named, the role said with a job, whether it states a change, and the time
+    it names."""
+
+    slot: str
+    new: str | None
+    old: str | None
+    role: str | None
+    change: bool
+    span: when.Span | None = None
+    team: bool = False  # said of "we" / "our …": the user's team's tool
+    at: int = 0  # where in its sentence
+
+
+@dataclass(frozen=True)
+class Frames:
+    frames: tuple[Frame, ...]
+    guards: dict[str, re.Pattern[str]]
+    slots: dict[str, dict[str, str]]
+    diet: dict[str, str]
+    cars: re.Pattern[str]
+
+
+def _expand(pattern: str, spans: dict[str, str]) -> str:
+    """The pattern with each ``{NEW:KIND}`` / ``{OLD:KIND}`` as a numbered named group and
+    each ``{KIND}`` as its span (a span may use others: ``{WORD}``)."""
+    seen: dict[str, int] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        kind = m["kind"]
+        body = spans[kind]
+        while _MACRO.search(body):
+            body = _MACRO.sub(lambda inner: spans[inner["kind"]], body)
+        body = f"(?-i:{body})" if kind in _CASED else f"(?:{body})"
+        name = (m["role"] or kind).lower()
+        seen[name] = seen.get(name, 0) + 1
+        return f"(?P<{name}{seen[name]}>{body})"
+
+    return _MACRO.sub(sub, pattern)
+
+
+@cache
+def english() -> Frames:
+    raw = json.loads(resources.files("memq.pipeline").joinpath("frames_en.json").read_text(
+        encoding="utf-8"))
+    spans = raw["spans"]
+    frames = tuple(Frame(f["slot"], bool(f["change"]),
+                         re.compile(_expand(f["pattern"], spans), re.IGNORECASE),
+                         tuple(f["examples"]), tuple(f["not"])) for f in raw["frames"])
+    guards = {name: re.compile(p, re.IGNORECASE) for name, p in raw["guards"].items()}
+    makes = raw["lexicons"]["car_makes"]
+    cars = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in makes) + r")\b", re.IGNORECASE)
+    return Frames(frames, guards, raw["slots"], raw["lexicons"]["diet"], cars)
+
+
+def _group(m: re.Match[str], name: str) -> str | None:
+    values = [v for k, v in m.groupdict().items() if v and re.fullmatch(rf"{name}\d+", k)]
+    return values[0].strip() if values else None
+
+
+def _clause(text: str, start: int, end: int) -> tuple[str, str]:
+    """What stands before the match in its clause, and after it to the clause's end (with the
+    mark that ends it: "?" asks)."""
+    cuts = [c.end() for c in _CLAUSE_END.finditer(text, 0, start)]
+    head = text[cuts[-1] if cuts else 0:start]
+    after = _CLAUSE_END.search(text, end)
+    return head, text[end:after.end() if after else len(text)]
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = when.without_time(value).strip(" ,.;:!?'\"")
+    return value or None
+
+
+def _guarded(frames: Frames, sentence: str, head: str, tail: str) -> bool:
+    """Whether the clause asks, plans, wishes, denies, or is about someone else."""
+    g = frames.guards
+    if g["question"].search(head.strip()) or tail.rstrip().endswith("?") or (
+            g["question"].match(sentence.strip()) and sentence.rstrip().endswith("?")):
+        return True
+    return bool(g["plan"].search(head) or g["negation"].search(head) or g["other"].search(head)
+                or g["future"].search(tail))
+
+
+def read(text: str, said_at: datetime) -> list[Reading]:
+    """Every frame's reading of the text, sentence by sentence, in order."""
+    frames = english()
+    out: list[Reading] = []
+    for sentence in _SENTENCE.split(text):
+        taken: list[tuple[int, int]] = []
+        found: list[Reading] = []
+        for frame in frames.frames:
+            for m in frame.pattern.finditer(sentence):
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue  # an earlier frame read these words
+                head, tail = _clause(sentence, m.start(), m.end())
+                if _guarded(frames, sentence, head, tail):
+                    continue
+                span = when.find(sentence[m.start():m.end()] + tail, said_at)
+                if span is not None and span.ahead(said_at):
+                    continue  # "moving to Denver next month"
+                reading = _reading(frames, frame, m, sentence, span, head)
+                if reading is not None:
+                    taken.append((m.start(), m.end()))
+                    found.append(reading)
+        out += sorted(found, key=lambda r: r.at)
+    return out
+
+
+def _reading(frames: Frames, frame: Frame, m: re.Match[str], sentence: str,
+             span: when.Span | None, head: str = "") -> Reading | None:
+    new, old = _clean(_group(m, "new")), _clean(_group(m, "old"))
+    role = _clean(_group(m, "role"))
+    slot: str | None = frame.slot
+    if slot == "eats" and new:
+        new = frames.diet.get(new.lower(), new.lower())
+    if slot == "drives" and not any(frames.cars.search(v) for v in (new, old) if v):
+        return None  # "I have a MacBook": no car
+    if slot == "lives_in" and any(tools.mentioned(v) for v in (new, old) if v):
+        return None  # "moved to VS Code": a product is no place (the tool frames read it)
+    if slot == "uses":
+        slot = _tool_slot(new or old or "", sentence)
+        if slot is None:
+            return None
+    if slot is None or (new is None and old is None):
+        return None
+    team = slot.startswith("uses_") and bool(_WE.search(head + m.group()))
+    return Reading(slot, new, old, role, frame.change or old is not None, span, team,
+                   m.start())
+
+
+def _tool_slot(value: str, sentence: str) -> str | None:
+    """A tool's slot: where production runs (an OS or cloud said of production), else the
+    job of a well-known product (``tools.json``); None for a thing of no known job."""
+    job = tools.product_job(value)
+    if job is None:
+        named = [j for _, name, j in tools.mentioned(value)]
+        job = named[0] if named else None
+    if job is None:
+        return None
+    if job in tools.INFRA and _PROD.search(sentence):
+        return "production_environment"
+    return tools.predicate(job)
+
+
+def said(frames: Frames, r: Reading, *, at: str | None = None) -> str:
+    """The memory's sentence for a reading (the slot's template, ``frames_en.json``); ``at``:
+    where a role is held ("The user is a staff engineer at Stripe.")."""
+    says = frames.slots.get(r.slot) or frames.slots["uses"]
+    if r.new is None:
+        return says["left"].format(old=r.old)
+    template = says["say"]
+    if at and "say_at" in says:
+        template = says["say_at"]
+    elif r.old and "say_from" in says:
+        template = says["say_from"]
+    elif r.team and "say_team" in says:
+        template = says["say_team"]
+    article = "an" if r.new[:1].lower() in "aeiou" else "a"
+    return template.format(new=r.new, old=r.old, a=article, at=at)
+
+
+def kind_of(frames: Frames, slot: str) -> tuple[str, float]:
+    """The kind and importance of a slot's memories."""
+    says = frames.slots.get(slot) or frames.slots["uses"]
+    return says["kind"], float(says["importance"])
