@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 from pydantic import ValidationError
@@ -38,6 +39,38 @@ class Published:
     turns: int
 
 
+class FutureTurn(ValueError):
+    """A turn dated later than the server's clock allows (``MEMQ_MAX_CLOCK_SKEW_S``)."""
+
+
+def _skew_s() -> float:
+    from memq.workers.wiring import settings  # noqa: PLC0415
+
+    return float(settings().max_clock_skew_s)
+
+
+def too_late(when: datetime, now: datetime, skew_s: float) -> str | None:
+    """Why a turn said at ``when`` is refused, received at ``now``: None when it is not later
+    than ``now`` plus the allowed skew."""
+    if when <= now + timedelta(seconds=skew_s):
+        return None
+    return (f"timestamp {when.isoformat()} is later than the server's clock allows "
+            f"({now.isoformat(timespec='seconds')} + {skew_s:g} s, MEMQ_MAX_CLOCK_SKEW_S)")
+
+
+def check_times(batches: Sequence[IngestBatch], now: datetime | None = None,
+                skew_s: float | None = None) -> None:
+    """Raise :class:`FutureTurn` (one line) for the first turn dated in the future; nothing is
+    published then."""
+    now = now or datetime.now(UTC)
+    skew = _skew_s() if skew_s is None else skew_s
+    for batch in batches:
+        for turn in batch.turns:
+            if reason := too_late(turn.timestamp, now, skew):
+                raise FutureTurn(f"turn {turn.turn_id!r} of session {batch.session_id!r}: "
+                                 f"{reason}; nothing was published")
+
+
 def _decode(raw: str | bytes) -> str:
     return raw.decode("utf-8") if isinstance(raw, bytes) else raw
 
@@ -50,6 +83,7 @@ def parse_lines(lines: Iterable[str | bytes], start: int = 1
     of the first line (a stream parsed a chunk at a time)."""
     groups: dict[tuple[str, str], dict[str, Turn]] = defaultdict(dict)
     errors: list[LineError] = []
+    now, skew = datetime.now(UTC), _skew_s()
     for number, raw in enumerate(lines, start=start):
         try:
             text = _decode(raw)
@@ -73,6 +107,9 @@ def parse_lines(lines: Iterable[str | bytes], start: int = 1
             continue
         except ValueError as exc:  # e.g. an integer of more than 4,300 digits
             errors.append(LineError(number, f"not JSON memq can take: {str(exc)[:120]}"))
+            continue
+        if reason := too_late(line.timestamp, now, skew):
+            errors.append(LineError(number, reason))
             continue
         turns = groups[(line.user_id, line.session_id)]
         if line.turn_id in turns and turns[line.turn_id] != line.turn():
@@ -138,6 +175,8 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     popped it) is published again by the reaper."""
     from memq.schemas import StageMessage  # noqa: PLC0415
     from memq.workers import wiring  # noqa: PLC0415
+
+    check_times(batches)
     from memq.workers.coord import new_delivery_id  # noqa: PLC0415
     from memq.workers.wire import task_message  # noqa: PLC0415
 

@@ -40,6 +40,7 @@ from memq.workers.api import (
     json_default,
     messages_to_batches,
 )
+from memq.workers.client import check_times
 
 log = structlog.get_logger(__name__)
 MAX_BODY_ITEMS = 10_000
@@ -316,6 +317,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                 batches = messages_to_batches(caller.user(add.user_id), add.messages,
                                               add.session_id, datetime.now(UTC),
                                               metadata=add.metadata)
+                check_times(batches)
             except ValidationError as exc:
                 raise HTTPException(400, {"errors": [
                     {"item": ".".join(str(p) for p in e["loc"]), "reason": e["msg"]}

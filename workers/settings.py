@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     """characters of turn content a tenant may enqueue a second, and its burst (0: unlimited); a
     request over the burst is a 413"""
     rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
+    max_clock_skew_s: float = Field(default=300.0, ge=0)
+    """how far past the server's clock a turn's timestamp may be; a later turn is refused with
+    its reason (event time orders what is current: a turn dated in the future would outrank
+    every true statement until then)"""
 
     llm_base_url: str | None = None
     """any OpenAI-compatible endpoint; set both URL and model, or neither for the offline

@@ -60,3 +60,40 @@ def test_single_valued_replaces_multi_valued_accumulates(user_id: str) -> None:
     open_facts = sorted((f["predicate"], f["object"]) for f in facts
                         if f["invalid_at"] is None and f["expired_at"] is None)
     assert open_facts == [("likes", "hiking"), ("likes", "jazz"), ("works_at", "Globex")]
+
+
+def test_a_turn_dated_2099_is_refused_through_every_door(
+        worker: object, user_id: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """HTTP (both body shapes), the CLI's per-line verdict and the Python client give a
+    one-line reason and store nothing (MCP's remember takes no time: it stamps the server's
+    clock)."""
+    import httpx
+
+    from integration.conftest import new_key, start_api
+    from memq.workers.api import Client
+    from memq.workers.client import FutureTurn
+
+    later = "2099-01-01T00:00:00+00:00"
+    line = json.dumps({"user_id": user_id, "session_id": "s1", "turn_id": "t1",
+                       "role": "user", "content": "I live in Rome.", "timestamp": later})
+    res = memq("enqueue", "-", stdin=line + "\n", check=False)
+    assert res.returncode == 1 and "later than the server's clock allows" in res.stdout + \
+        res.stderr
+    with pytest.raises(FutureTurn, match="later than the server's clock allows"):
+        Client().add(user_id, [{"role": "user", "content": "I live in Rome.",
+                                "timestamp": later}])
+    key = new_key("t-future", "read,write")
+    server = start_api(tmp_path_factory.mktemp("future") / "serve.log")
+    try:
+        auth = {"authorization": f"Bearer {key}"}
+        listed = httpx.post(f"{server.base}/v1/turns", headers=auth, json=[json.loads(line)])
+        assert listed.status_code == 400
+        assert "later than the server's clock" in listed.text
+        said = httpx.post(f"{server.base}/v1/turns", headers=auth, json={
+            "user_id": user_id, "messages": [{"role": "user", "content": "I live in Rome.",
+                                              "timestamp": later}]})
+        assert said.status_code == 400 and "later than the server's clock" in said.text
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=30)
+    assert Client().memories(user_id) == [] and Client().audit(user_id) == []

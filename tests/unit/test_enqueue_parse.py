@@ -180,3 +180,25 @@ def test_turn_ids_repeat_across_sessions() -> None:
     batches, errors = parse_lines([line("t1", session="s1"), line("t1", session="s2")])
     assert errors == []
     assert sorted(b.refs()[0] for b in batches) == ["s1/t1", "s2/t1"]
+
+
+def test_a_turn_dated_past_the_servers_clock_is_refused_with_its_reason() -> None:
+    from datetime import timedelta
+
+    from memq.workers.client import FutureTurn, check_times, too_late
+
+    now = datetime.now(UTC)
+    soon, late = now + timedelta(seconds=60), now + timedelta(days=365 * 73)
+    batches, errors = parse_lines([line("t1", ts=soon.isoformat()),
+                                   line("t2", ts=late.isoformat())])
+    assert by_key(batches) == {("u1", "s1"): ["t1"]}  # within the skew: taken
+    assert [e.line for e in errors] == [2]
+    assert "later than the server's clock allows" in errors[0].reason
+    assert "MEMQ_MAX_CLOCK_SKEW_S" in errors[0].reason and "\n" not in errors[0].reason
+    assert too_late(late, now, 300) is not None and too_late(soon, now, 300) is None
+    (batch,) = parse_lines([line("t3", ts=now.isoformat())])[0]
+    future = batch.model_copy(update={"turns": [batch.turns[0].model_copy(
+        update={"timestamp": late})]})
+    with pytest.raises(FutureTurn, match="nothing was published"):
+        check_times([future], now=now, skew_s=300)
+    check_times([batch], now=now, skew_s=300)  # today's turn passes
