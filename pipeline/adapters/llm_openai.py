@@ -253,7 +253,8 @@ class OpenAIExtractor:
         answer = self.chat.complete_json(
             extract_memories.render(chunk), extract_memories.parse_answer, purpose="extract"
         )
-        candidates = extract_memories.to_candidates(answer, chunk)
+        mapped = extract_memories.to_candidates(answer, chunk)
+        candidates = [c for c in mapped if extract_memories.grounded(c, turns)]
         log.info(
             "llm_extracted",
             model=self.chat.model,
@@ -261,6 +262,7 @@ class OpenAIExtractor:
             proposed=len(answer.memories) + answer.rejected,
             kept=len(candidates),
             dropped=len(answer.memories) + answer.rejected - len(candidates),
+            ungrounded=len(mapped) - len(candidates),
         )
         return candidates
 

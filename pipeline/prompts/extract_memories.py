@@ -239,6 +239,42 @@ def parse_answer(text: str) -> ExtractionAnswer:
     return ExtractionAnswer(memories=memories, rejected=len(items) - len(memories))
 
 
+_WORD = re.compile(r"[^\W\d_\u3400-\u9fff]{3,}|\d+|[\u3400-\u9fff]", re.UNICODE)
+_NOT_A_VALUE = frozenset({
+    "the", "user", "users", "and", "for", "with", "from", "that", "this", "their",
+    "they", "them", "has", "have", "had", "was", "were", "are", "is", "not", "his", "her",
+    "its", "our", "your", "who", "which", "what"})
+
+
+def _stem(word: str) -> str:
+    """A word's crude stem, enough to meet its other forms ("moving", "moved": "mov")."""
+    w = word.casefold()
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[:-len(suffix)]
+            break
+    return w.rstrip("e")[:5] or w
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text) if w.casefold() not in _NOT_A_VALUE}
+
+
+def grounded(memory: CandidateMemory, turns: Sequence[Turn]) -> bool:
+    """Whether what a memory says is in the turns it cites (a small model returns the
+    prompt's own example, "The user lives in Berlin.", for a chat that never names Berlin):
+    most words of its facts' objects (or, with none, of its entities, else of its sentence)
+    appear in them, compared by a crude stem ("lives" meets "live", "moved"
+    meets "moving"; a Han character is a word of its own)."""
+    cited = set(memory.source_turn_ids)
+    said = _words(" ".join(t.content for t in turns if t.turn_id in cited))
+    values = [t.object for t in memory.triples] or list(memory.entities) or [memory.content]
+    wanted = _words(" ".join(values))
+    if not wanted:
+        return True
+    return len(wanted & said) * 2 >= len(wanted)
+
+
 def to_candidates(
     answer: ExtractionAnswer, turns: Sequence[Turn] | ExtractionInput
 ) -> list[CandidateMemory]:
@@ -247,7 +283,7 @@ def to_candidates(
 
     An item citing a reference that is not in the chunk is dropped (the model made it
     up), as is an item that does not make a valid :class:`CandidateMemory`, and a
-    repeat of an earlier item's sentence.
+    repeat of an earlier item's sentence. (What its turns do not say: :func:`grounded`.)
     """
     chunk = turns if isinstance(turns, ExtractionInput) else ExtractionInput.of(turns)
     candidates: list[CandidateMemory] = []

@@ -427,3 +427,30 @@ def test_a_change_names_what_it_replaces() -> None:
     plain = extract_memories.parse_answer(json.dumps({"memories": [
         memory("The user likes tea.", "preference", [1])]}))
     assert extract_memories.to_candidates(plain, TURNS)[0].replaces == []
+
+
+def test_a_memory_its_turns_do_not_say_is_dropped(llm: FakeLLM,
+                                                   extractor: OpenAIExtractor) -> None:
+    """A small model returns the prompt's own example for a chat that never names Berlin; a
+    memory whose value its cited turns do say is kept (English by word stem, Chinese by
+    character)."""
+    at = datetime(2026, 3, 1, 9, tzinfo=UTC)
+    turns = [Turn(turn_id="a1", role="user", content="We moved to Lisbon last spring.",
+                  timestamp=at),
+             Turn(turn_id="a2", role="user", content="我现在住在上海。", timestamp=at)]
+    llm.enqueue(("json", {"memories": [
+        memory("The user lives in Berlin.", "profile", [1], entities=["Berlin"],
+               triples=[{"subject": "user", "predicate": "lives_in", "object": "Berlin"}]),
+        memory("The user lives in Lisbon.", "profile", [1], entities=["Lisbon"],
+               triples=[{"subject": "user", "predicate": "lives_in", "object": "Lisbon"}]),
+        memory("用户住在上海。", "profile", [2],
+               triples=[{"subject": "user", "predicate": "lives_in", "object": "上海"}]),
+        memory("用户住在北京。", "profile", [2],
+               triples=[{"subject": "user", "predicate": "lives_in", "object": "北京"}]),
+    ]}))
+    assert [c.content for c in extractor.extract(turns)] == [
+        "The user lives in Lisbon.", "用户住在上海。"]
+    moving = CandidateMemory(content="The user is moving again.", kind=Kind.EVENT,
+                             confidence=0.9, importance=0.5, source_turn_ids=["a1"],
+                             valid_at=at)
+    assert extract_memories.grounded(moving, turns)  # "moving" meets "moved"
