@@ -32,15 +32,11 @@ from typing import Any
 from memq.pipeline import tools, when
 
 _MACRO = re.compile(r"\{(?P<role>NEW|OLD)?:?(?P<kind>[A-Z]+)\}")
-_CLAUSE_END = re.compile(r"[,;:()!?]|\s[-–—]\s|\s(?:but|so|because|although|though|and then)\s"
-                         r"|\.(?:\s|$)")
-_NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("St", "Dr", "Mr", "Ms", "Mrs", "Mt", "Jr", "Sr",
-                                                 "vs", "e.g", "i.e", "Inc", "Co", "Ltd"))
-_SENTENCE = re.compile(rf"(?<=[.!?…]){_NOT_AN_END}\s+|\n+|\s[-–—]\s(?=[a-z])")
 # a value of a case-sensitive kind keeps its own case in the pattern
 _CASED = frozenset({"WORD", "ORG", "PLACE", "NAME", "THING"})
 _WE = re.compile(r"\b(?:we|we're|we've|our|us)\b", re.I)
-_PROD = re.compile(r"\b(?:prod|production|servers?|cluster|infra(?:structure)?)\b", re.I)
+_PROD = re.compile(r"\b(?:prod|production|servers?|cluster|infra(?:structure)?)\b"
+                   r"|生产|线上|服务器|集群", re.I)
 
 
 @dataclass(frozen=True)
@@ -74,7 +70,10 @@ class Frames:
     guards: dict[str, re.Pattern[str]]
     slots: dict[str, dict[str, str]]
     diet: dict[str, str]
-    cars: re.Pattern[str]
+    cars: re.Pattern[str] | None
+    sentence: re.Pattern[str]  # where a sentence ends
+    clause: re.Pattern[str]  # where a clause ends
+    subject_carries: bool = False  # a clause without a subject has its sentence's (Chinese)
 
 
 def _expand(pattern: str, spans: dict[str, str]) -> str:
@@ -96,8 +95,9 @@ def _expand(pattern: str, spans: dict[str, str]) -> str:
 
 
 @cache
-def english() -> Frames:
-    raw = json.loads(resources.files("memq.pipeline").joinpath("frames_en.json").read_text(
+def load(lang: str) -> Frames:
+    """The frames of one language: ``frames_en.json`` or ``frames_zh.json``."""
+    raw = json.loads(resources.files("memq.pipeline").joinpath(f"frames_{lang}.json").read_text(
         encoding="utf-8"))
     spans = raw["spans"]
     frames = tuple(Frame(f["slot"], bool(f["change"]),
@@ -105,8 +105,19 @@ def english() -> Frames:
                          tuple(f["examples"]), tuple(f["not"])) for f in raw["frames"])
     guards = {name: re.compile(p, re.IGNORECASE) for name, p in raw["guards"].items()}
     makes = raw["lexicons"]["car_makes"]
-    cars = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in makes) + r")\b", re.IGNORECASE)
-    return Frames(frames, guards, raw["slots"], raw["lexicons"]["diet"], cars)
+    cars = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in makes) + r")\b",
+                      re.IGNORECASE) if makes else None
+    return Frames(frames, guards, raw["slots"], raw["lexicons"]["diet"], cars,
+                  re.compile(raw["sentence_end"]), re.compile(raw["clause_end"]),
+                  bool(raw.get("subject_carries")))
+
+
+def english() -> Frames:
+    return load("en")
+
+
+def chinese() -> Frames:
+    return load("zh")
 
 
 def _group(m: re.Match[str], name: str) -> str | None:
@@ -114,12 +125,12 @@ def _group(m: re.Match[str], name: str) -> str | None:
     return values[0].strip() if values else None
 
 
-def _clause(text: str, start: int, end: int) -> tuple[str, str]:
+def _clause(clause: re.Pattern[str], text: str, start: int, end: int) -> tuple[str, str]:
     """What stands before the match in its clause, and after it to the clause's end (with the
     mark that ends it: "?" asks)."""
-    cuts = [c.end() for c in _CLAUSE_END.finditer(text, 0, start)]
+    cuts = [c.end() for c in clause.finditer(text, 0, start)]
     head = text[cuts[-1] if cuts else 0:start]
-    after = _CLAUSE_END.search(text, end)
+    after = clause.search(text, end)
     return head, text[end:after.end() if after else len(text)]
 
 
@@ -133,28 +144,34 @@ def _clean(value: str | None) -> str | None:
 def _guarded(frames: Frames, sentence: str, head: str, tail: str) -> bool:
     """Whether the clause asks, plans, wishes, denies, or is about someone else."""
     g = frames.guards
-    if g["question"].search(head.strip()) or tail.rstrip().endswith("?") or (
+    if g["question"].search(head.strip()) or tail.rstrip().endswith(("?", "？")) or (
             g["question"].match(sentence.strip()) and sentence.rstrip().endswith("?")):
+        return True
+    if "question_after" in g and g["question_after"].search(tail.strip()):
         return True
     return bool(g["plan"].search(head) or g["negation"].search(head) or g["other"].search(head)
                 or g["future"].search(tail))
 
 
-def read(text: str, said_at: datetime) -> list[Reading]:
+def read(text: str, said_at: datetime, lang: str = "en") -> list[Reading]:
     """Every frame's reading of the text, sentence by sentence, in order."""
-    frames = english()
+    frames = load(lang)
     out: list[Reading] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in frames.sentence.split(text):
+        if not sentence or not sentence.strip():
+            continue
         taken: list[tuple[int, int]] = []
         found: list[Reading] = []
         for frame in frames.frames:
             for m in frame.pattern.finditer(sentence):
                 if any(a < m.end() and m.start() < b for a, b in taken):
                     continue  # an earlier frame read these words
-                head, tail = _clause(sentence, m.start(), m.end())
-                if _guarded(frames, sentence, head, tail):
+                head, tail = _clause(frames.clause, sentence, m.start(), m.end())
+                if _guarded(frames, sentence, head, tail) or (
+                        frames.subject_carries
+                        and frames.guards["other"].search(sentence[:m.start()])):
                     continue
-                span = when.find(sentence[m.start():m.end()] + tail, said_at)
+                span = when.find(head + sentence[m.start():m.end()] + tail, said_at)
                 if span is not None and span.ahead(said_at):
                     continue  # "moving to Denver next month"
                 reading = _reading(frames, frame, m, sentence, span, head)
@@ -171,8 +188,9 @@ def _reading(frames: Frames, frame: Frame, m: re.Match[str], sentence: str,
     role = _clean(_group(m, "role"))
     slot: str | None = frame.slot
     if slot == "eats" and new:
-        new = frames.diet.get(new.lower(), new.lower())
-    if slot == "drives" and not any(frames.cars.search(v) for v in (new, old) if v):
+        new = frames.diet.get(new.lower(), frames.diet.get(new, new.lower()))
+    if slot == "drives" and not any(frames.cars and frames.cars.search(v)
+                                    for v in (new, old) if v):
         return None  # "I have a MacBook": no car
     if slot == "lives_in" and any(tools.mentioned(v) for v in (new, old) if v):
         return None  # "moved to VS Code": a product is no place (the tool frames read it)

@@ -961,25 +961,37 @@ def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
                                      "confidence": max(old.confidence, new.confidence)})
 
 
-def _framed(turn: Turn) -> list[CandidateMemory]:
-    """What the English frames read in a turn (:mod:`memq.pipeline.frames`), one memory per
-    slot: the last new value said, ending the old values named beside it; an end alone
-    ("I quit Initech") when no new value is said. Its time sets when it holds from."""
-    data = frames.english()
+def _framed(turn: Turn, others: Sequence[CandidateMemory] = ()) -> list[CandidateMemory]:
+    """What the frames read in a turn (:mod:`memq.pipeline.frames`), one memory per slot: the
+    last new value said, ending the old values named beside it; an end alone ("I quit
+    Initech") when no new value is said. Its time sets when it holds from. In Chinese, a tool
+    the clause reader already read is its (``others``: it reads what a change replaced)."""
+    lang = "zh" if _CJK.search(turn.content) else "en"
+    data = frames.load(lang)
     text = re.sub(r"[’‘]", "'", turn.content)
     if _KIDDING.search(text):
         return []
-    readings = frames.read(text, turn.timestamp)
+    readings = frames.read(text, turn.timestamp, lang)
+    if lang == "zh":
+        tools_read = {t.object.casefold() for c in others for t in c.triples
+                      if t.predicate == "uses" or t.predicate.startswith("uses_")
+                      or t.predicate == "production_environment"}
+        readings = [r for r in readings if not (
+            (r.slot.startswith("uses_") or r.slot == "production_environment")
+            and (r.new or r.old or "").casefold() in tools_read)]
     subject = turn.speaker or "user"
     out = []
     for slot in dict.fromkeys(r.slot for r in readings):
         mine = [r for r in readings if r.slot == slot]
         news = [r for r in mine if r.new]
         lead = news[-1] if news else mine[-1]
-        olds = [r.old for r in mine if r.old] + [r.new for r in news[:-1] if r.new]
-        olds = [o for o in dict.fromkeys(olds) if not lead.new
+        olds = [o for o in dict.fromkeys(r.old for r in mine if r.old) if not lead.new
                 or o.casefold() != lead.new.casefold()]
         tool = slot.startswith("uses_")
+        beside = tool and not olds and len({r.new.casefold() for r in news if r.new}) > 1
+        if beside:  # "our stack is C# and we use C++ too": tools used side by side
+            out += [_framed_tool(turn, data, r) for r in news if r.new]
+            continue
         # a tool: "uses" and its job's slot (as the Chinese reader's, :func:`_with_job`)
         triples = (([("uses", lead.new)] if tool else []) + [(slot, lead.new)]
                    if lead.new else [("left", lead.old or "")])
@@ -996,7 +1008,7 @@ def _framed(turn: Turn) -> list[CandidateMemory]:
             content = frames.said(data, reading, at=lead.new if reading.slot != lead.slot
                                   else None)
             if turn.speaker:
-                content = _about(content, turn.speaker, zh=False)
+                content = _about(content, turn.speaker, zh=lang == "zh")
             kind_name, importance = frames.kind_of(data, reading.slot)
             kind = Kind.EVENT if not reading.new else Kind(kind_name)
             out.append(CandidateMemory(
@@ -1054,10 +1066,25 @@ def _hedged_about(text: str, reading: frames.Reading) -> bool:
     return False
 
 
+def _framed_tool(turn: Turn, data: frames.Frames, r: frames.Reading) -> CandidateMemory:
+    """A tool said beside another of its job: used, without ending the other."""
+    subject = turn.speaker or "user"
+    content = frames.said(data, replace(r, slot="uses"))
+    if turn.speaker:
+        content = _about(content, turn.speaker, zh=bool(_CJK.search(content)))
+    return CandidateMemory(
+        content=content, kind=Kind.FACT, confidence=0.9, importance=0.5,
+        entities=[r.new or ""], triples=[Triple(subject=subject, predicate="uses",
+                                                object=r.new or "")],
+        source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
+
+
 def _covered(c: CandidateMemory, framed: Sequence[CandidateMemory]) -> bool:
     """Whether another reader's memory says what a frame read in the same turn: a fact of one
     of its slots, or one naming one of its values ("The user left Deloitte last month...")."""
     slots = {t.predicate for f in framed for t in [*f.triples, *f.replaces]}
+    slots |= {covered for lang in ("en", "zh") for slot in list(slots)
+              for covered in frames.load(lang).slots.get(slot, {}).get("covers", [])}
     values = {t.object.casefold() for f in framed for t in [*f.triples, *f.replaces]}
     return any(t.predicate in slots or any(v in t.object.casefold() for v in values)
                for t in c.triples) or any(v in c.content.casefold() for v in values)
@@ -1075,8 +1102,7 @@ class RuleExtractor:
         for turn in sorted(turns, key=lambda t: t.timestamp):  # ties: the given order
             if turn.role != "user":
                 continue
-            framed = [] if _CJK.search(turn.content) else _framed(turn)
-            mine: list[CandidateMemory] = list(framed)
+            legacy: list[CandidateMemory] = []
             whole: dict[str, list[CandidateMemory]] = {}  # a sentence's change, read once
             for clause, hedged, sentence in _statements(turn.content):
                 first = sentence not in whole
@@ -1086,12 +1112,11 @@ class RuleExtractor:
                     candidates = whole[sentence] if first else []
                 else:
                     candidates = self._from_clause(clause, turn, hedged, sentence)
-                for said in candidates:
-                    if framed and _covered(said, framed):
-                        continue  # the frames read this slot in this turn
-                    candidate = _with_job(said, clause if not first else sentence, sentence,
-                                          change=bool(whole[sentence]))
-                    mine.append(candidate)
+                legacy += [_with_job(said, clause if not first else sentence, sentence,
+                                     change=bool(whole[sentence])) for said in candidates]
+            framed = _framed(turn, legacy)
+            # the frames read these slots in this turn: the other readers' take on them goes
+            mine = framed + [c for c in legacy if not (framed and _covered(c, framed))]
             for candidate in _in_order(turn.content, mine, len(framed)):
                 t = candidate.triples[0]
                 key = (t.subject, candidate.kind.value, t.predicate, t.object.casefold())

@@ -12,9 +12,11 @@ import pytest
 from memq.pipeline import frames, when
 
 SAID = datetime(2026, 4, 15, 9, 0, tzinfo=UTC)
-DATA = frames.english()
-EXAMPLES = [(f.slot, ex) for f in DATA.frames for ex in f.examples]
-COUNTER = [(f.slot, text) for f in DATA.frames for text in f.counter]
+LANGS = ("en", "zh")
+EXAMPLES = [(lang, f.slot, ex) for lang in LANGS for f in frames.load(lang).frames
+            for ex in f.examples]
+COUNTER = [(lang, f.slot, text) for lang in LANGS for f in frames.load(lang).frames
+           for text in f.counter]
 
 
 def _slot_of(reading: frames.Reading, slot: str) -> bool:
@@ -25,10 +27,10 @@ def _slot_of(reading: frames.Reading, slot: str) -> bool:
     return reading.slot == slot
 
 
-@pytest.mark.parametrize(("slot", "example"), EXAMPLES,
-                         ids=[ex["say"][:40] for _, ex in EXAMPLES])
-def test_every_example_is_read_as_given(slot: str, example: dict[str, Any]) -> None:
-    found = [r for r in frames.read(example["say"], SAID) if _slot_of(r, slot)]
+@pytest.mark.parametrize(("lang", "slot", "example"), EXAMPLES,
+                         ids=[ex["say"][:40] for _, _, ex in EXAMPLES])
+def test_every_example_is_read_as_given(lang: str, slot: str, example: dict[str, Any]) -> None:
+    found = [r for r in frames.read(example["say"], SAID, lang) if _slot_of(r, slot)]
     assert found, f"{slot}: nothing read in {example['say']!r}"
     assert {r.new for r in found} - {None} == ({example["new"]} if "new" in example else set())
     assert {r.old for r in found} - {None} == ({example["old"]} if "old" in example else set())
@@ -40,13 +42,14 @@ def test_every_example_is_read_as_given(slot: str, example: dict[str, Any]) -> N
         assert not any(r.change for r in found)
 
 
-@pytest.mark.parametrize(("slot", "text"), COUNTER, ids=[t[:40] for _, t in COUNTER])
-def test_no_counter_example_is_read(slot: str, text: str) -> None:
-    assert [r for r in frames.read(text, SAID) if _slot_of(r, slot)] == []
+@pytest.mark.parametrize(("lang", "slot", "text"), COUNTER,
+                         ids=[t[:40] for _, _, t in COUNTER])
+def test_no_counter_example_is_read(lang: str, slot: str, text: str) -> None:
+    assert [r for r in frames.read(text, SAID, lang) if _slot_of(r, slot)] == []
 
 
 def test_every_frame_has_examples_and_counter_examples() -> None:
-    assert all(f.examples and f.counter for f in DATA.frames)
+    assert all(f.examples and f.counter for lang in LANGS for f in frames.load(lang).frames)
 
 
 @pytest.mark.parametrize(("said", "start", "end"), [
