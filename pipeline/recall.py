@@ -385,7 +385,11 @@ def fuse_explained(episodes: Sequence[Candidate], memories: Sequence[Candidate],
                     Signals(lexical=items[i].lexical, dense=items[i].dense,
                             lexical_part=round(lex, 6), dense_part=round(den, 6),
                             factor=round(factor, 6), neighbor=round(bonus[i], 6), score=score)))
-    return current_first(out, successors or {}, past=past)[:k]
+    # what no signal found (no word of the question, a cosine under the floor, nothing from
+    # its neighbours) does not pad the list: a short list is short
+    found = [(hit, why) for hit, why in out
+             if why.lexical or (why.dense or 0.0) >= weights.memory_floor or why.neighbor]
+    return current_first(found, successors or {}, past=past)[:k]
 
 
 def _successor_of(hit: Hit, successors: Mapping[str, Hit]) -> Hit | None:

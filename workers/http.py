@@ -435,6 +435,10 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         for when in (req.since, req.until):
             if when is not None and when.tzinfo is None:
                 raise HTTPException(400, "since and until need a time zone")
+        if req.record and caller.key is not None and not caller.key.allows("write"):
+            # a recall changes what is stored (importance, the decay clock, the audit)
+            raise HTTPException(403, "record=true changes memories: this key may not write "
+                                     f"(its scopes: {','.join(sorted(caller.key.scopes))})")
         return [hit_json(h) for h in client.search(
             caller.user(req.user_id), req.query, req.k, record=req.record,
             threshold=req.threshold, types=req.types, kinds=req.kinds, since=req.since,

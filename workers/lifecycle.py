@@ -171,7 +171,9 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     graph, chroma = wiring.stores_for(user_id)
     hits = ranked(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
                   policy(wiring.settings()), submit=_reads().submit)
-    recalled = [h.id for h in hits if h.type == "memory" and h.status == "current"]
+    # what the search found by a signal, not what filled the list
+    recalled = [h.id for h in hits if h.type == "memory" and h.status == "current"
+                and h.score > 0]
     if record and recalled:
         _record_recall(user_id, recalled, now)
     return hits

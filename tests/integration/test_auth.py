@@ -448,3 +448,21 @@ def test_metadata_search_filters_and_paging_over_http(server: Api, keys: dict[st
     assert _call(server, "GET", f"/v1/users/{user}/memories/{one.id}").status_code == 401
     assert _call(server, "GET", f"/v1/users/{user}/memories/{one.id}",
                  key=keys["write"]).status_code == 403
+
+
+def test_a_read_key_changes_nothing(server: Api, keys: dict[str, str]) -> None:
+    """record=true is a recall (importance up, the decay clock reset, an audit entry): a read
+    key may not ask for it; a key that may write may, and only what a signal found is
+    recorded."""
+    user = _user("rec")
+    _write_and_wait(server, keys["write"], user, ["I live in Porto.", "I like green tea."])
+    before = _call(server, "GET", f"/v1/users/{user}/audit", key=keys["read"]).json()
+    ask = {"user_id": user, "query": "where do I live?", "k": 10, "record": True}
+    refused = _call(server, "POST", "/v1/search", ask, key=keys["read"])
+    assert refused.status_code == 403 and "may not write" in refused.text
+    assert _call(server, "GET", f"/v1/users/{user}/audit", key=keys["read"]).json() == before
+    hits = _call(server, "POST", "/v1/search", ask, key=keys["admin"]).json()  # read+write
+    assert hits and all(h["score"] > 0 for h in hits)
+    after = _call(server, "GET", f"/v1/users/{user}/audit", key=keys["read"]).json()
+    recalled = {e["memory_id"] for e in after if e not in before}
+    assert recalled and recalled <= {h["id"] for h in hits if h["type"] == "memory"}
