@@ -192,7 +192,7 @@ def _reading(frames: Frames, frame: Frame, m: re.Match[str], sentence: str,
     if slot == "drives" and not any(frames.cars and frames.cars.search(v)
                                     for v in (new, old) if v):
         return None  # "I have a MacBook": no car
-    if slot == "lives_in" and any(tools.mentioned(v) for v in (new, old) if v):
+    if slot == "lives_in" and any(product_job(v) for v in (new, old) if v):
         return None  # "moved to VS Code": a product is no place (the tool frames read it)
     if slot == "uses":
         slot = _tool_slot(new or old or "", sentence)
@@ -205,13 +205,28 @@ def _reading(frames: Frames, frame: Frame, m: re.Match[str], sentence: str,
                    m.start())
 
 
+_EDITION = re.compile(r"(?:\s(?:Pro|Max|Plus|Ultra|Mini|LTS|Lite|SE|Edge|Fold|Flip|XL|"
+                      r"Server|Enterprise|Community|Cloud|[\dIVX.]+[a-z]?))*\s*$")
+
+
+_NAMED = re.compile(r"\s[A-Z][a-z]+(?:\s[\dIVX.]+)?\s*$")  # "Sublime Text", "Rocky Linux 9"
+
+
+def product_job(value: str) -> str | None:
+    """The job of the well-known product a value names (``tools.json``): the product, with
+    its version, edition or second name ("PostgreSQL 16", "iPhone 15 Pro", "Sublime Text"),
+    ends the value; "Salt Lake City" names no product though Salt is one."""
+    for start, name, job in reversed(tools.mentioned(value)):
+        if _EDITION.fullmatch(value[start + len(name):]) or _NAMED.fullmatch(
+                value[start + len(name):]):
+            return job
+    return None
+
+
 def _tool_slot(value: str, sentence: str) -> str | None:
     """A tool's slot: where production runs (an OS or cloud said of production), else the
-    job of a well-known product (``tools.json``); None for a thing of no known job."""
-    job = tools.product_job(value)
-    if job is None:
-        named = [j for _, name, j in tools.mentioned(value)]
-        job = named[0] if named else None
+    job of a well-known product (:func:`product_job`); None for a thing of no known job."""
+    job = product_job(value)
     if job is None:
         return None
     if job in tools.INFRA and _PROD.search(sentence):

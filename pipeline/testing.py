@@ -38,8 +38,25 @@ _WORDS = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+", re.UNICODE)
 K1, B = 1.2, 0.75
 
 
+# Lucene's english analyzer drops these and stems what is left (Porter); a light stemmer gives
+# the same meeting of forms for the words tests and benches use ("lives", "living" meet "live")
+_STOP = frozenset("""a an and are as at be but by for if in into is it no not of on or such that
+    the their then there these they this to was will with""".split())
+
+
+def _stem(word: str) -> str:
+    if not word.isascii() or not word.isalpha():
+        return word
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
 def _terms(text: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(text)]
+    words = (w.lower() for w in _WORDS.findall(text.replace("'s ", " ")))
+    return [_stem(w) for w in words if w not in _STOP]
 
 
 def _cosine(a: Vector, b: Vector) -> float:

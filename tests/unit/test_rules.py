@@ -69,7 +69,8 @@ def test_demo_conversation() -> None:
         (("用户喜欢简洁的回答。", Kind.PREFERENCE, "likes", "简洁的回答"), ["d1c"],
          DAY1 + timedelta(minutes=2)),
         (("The user's production environment is Ubuntu 22.04.", Kind.FACT,
-          "production_environment", "Ubuntu 22.04"), ["d2a"], DAY2),
+          "production_environment", "Ubuntu 22.04"), ["d2a"],
+         datetime(2024, 4, 29, tzinfo=UTC)),  # "last week": it holds from then, by the latest
     ]
     assert all(c.confidence >= 0.85 for c in found)
     assert found[0].triples == [Triple(subject="user", predicate="role", object="product manager")]
