@@ -40,7 +40,10 @@ K1, B = 1.2, 0.75
 
 # Lucene's english analyzer drops these and stems what is left (Porter); a light stemmer gives
 # the same meeting of forms for the words tests and benches use ("lives", "living" meet "live")
-_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"])
+_STOP = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with"})
 
 
 def _stem(word: str) -> str:
