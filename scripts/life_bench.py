@@ -2,7 +2,8 @@
 
 Each scenario of FILE (JSON lines: ``id, lang, slot, before, filler, change, question,
 past_question, old, new, is_change, control``; e.g. ``tests/data/life_changes_dev.jsonl``,
-written by people who had not read the rules) is one user: the old statement and a few other
+written by people who had not read the rules; the statement-of-change sets, ``id, before,
+change, old, new, is_change``, are scored for what is current only) is one user: the old statement and a few other
 turns in a first session, the change (or, for a control, a turn that changes nothing of the
 user's: someone else's move, a plan, a question, a wish) weeks later in a second, then a
 present-tense question and a past-tense one.
@@ -65,11 +66,12 @@ def load(path: str) -> list[Scenario]:
             continue
         try:
             row = json.loads(line)
-            out.append(Scenario(
-                id=str(row["id"]), lang=row["lang"], slot=row["slot"], before=row["before"],
-                change=row["change"], question=row["question"],
-                past_question=row["past_question"], old=row["old"], new=row.get("new"),
-                is_change=bool(row["is_change"]), control=row.get("control"),
+            out.append(Scenario(  # a statement-of-change case (zh_changes_*.jsonl): no questions
+                id=str(row["id"]), lang=row.get("lang", "zh"), slot=row.get("slot", "-"),
+                before=row["before"], change=row["change"], question=row.get("question", ""),
+                past_question=row.get("past_question", ""), old=row["old"], new=row.get("new"),
+                is_change=bool(row["is_change"]),
+                control=row.get("control") or (None if row["is_change"] else "control"),
                 filler=list(row.get("filler") or [])))
         except (ValueError, KeyError, TypeError) as exc:
             raise SystemExit(f"bench life: {path}:{n} is not a scenario: {exc}") from None
@@ -112,11 +114,11 @@ def judge(s: Scenario, memories: Sequence[Any], top: Sequence[Any],
         new_now = [c for c in current if names(c, s.new)]
         ok = bool(new_now) and not old_now
         why = ("ok" if ok else f"new current: {new_now or '-'}; old current: {old_now or '-'}")
-        return Outcome(ok, names(first, s.new), any(names(h.content, s.old)
-                                                    for h in past_top[:3]),
+        return Outcome(ok, names(first, s.new) or not s.question,
+                       any(names(h.content, s.old) for h in past_top[:3]) or not s.past_question,
                        f"{why}; top: {first[:70]!r}")
     ok = bool(old_now) and not gone
-    return Outcome(ok, names(first, s.old), None,
+    return Outcome(ok, names(first, s.old) or not s.question, None,
                    f"old current: {old_now or '-'}; superseded: {gone or '-'}; "
                    f"top: {first[:70]!r}")
 
@@ -159,8 +161,10 @@ def run(args: argparse.Namespace) -> None:
         for sid, texts, at in (("s1", [s.before, *s.filler], DAY1), ("s2", [s.change], DAY30)):
             service.apply_round(ports, user, [session(user, sid, texts, at)], thresholds=th,
                                 predicates=pred, now=at)
-        top = search.search(index, index, embedder, user, s.question, 5, ASKED, Policy())
-        past = search.search(index, index, embedder, user, s.past_question, 5, ASKED, Policy())
+        top = search.search(index, index, embedder, user, s.question, 5, ASKED, Policy()
+                            ) if s.question else []
+        past = search.search(index, index, embedder, user, s.past_question, 5, ASKED,
+                             Policy()) if s.past_question else []
         o = judge(s, graph.read_memories(user, include_inactive=True), top, past)
         rows.append((s, o))
         right = o.current and o.first and o.past is not False
