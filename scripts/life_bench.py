@@ -4,9 +4,9 @@ Each scenario of FILE (JSON lines: ``id, lang, slot, before, filler, change, que
 past_question, old, new, is_change, control``; e.g. ``tests/data/life_changes_dev.jsonl``,
 written by people who had not read the rules; the statement-of-change sets, ``id, before,
 change, old, new, is_change``, are scored for what is current only) is one user: the old
-statement and a few other turns in a first session, the change (or, for a control, a turn that changes nothing of the
-user's: someone else's move, a plan, a question, a wish) weeks later in a second, then a
-present-tense question and a past-tense one.
+statement and a few other turns in a first session, the change (or, for a control, a turn
+that changes nothing of the user's: someone else's move, a plan, a question, a wish) months
+later in a second, then a present-tense question and a past-tense one.
 
 The turns go through the drain round as a worker runs it (``service.extract`` and
 ``service.apply_round``) with the offline extractor and judge, the offline embedder, and the
