@@ -40,6 +40,7 @@ from memq.workers.api import (
     json_default,
     messages_to_batches,
 )
+from memq.workers.bounds import BoundedBody
 from memq.workers.client import check_times
 
 log = structlog.get_logger(__name__)
@@ -534,6 +535,9 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     from memq.workers import console  # noqa: PLC0415
 
     console.mount(app)  # the memory console at /ui
+    # added last, so it runs first: before the access record, the key check and any parsing
+    app.add_middleware(BoundedBody, max_bytes=settings.max_body_bytes,
+                       max_depth=settings.max_json_depth)
     return app
 
 

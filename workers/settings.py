@@ -89,6 +89,11 @@ class Settings(BaseSettings):
     """characters of turn content a tenant may enqueue a second, and its burst (0: unlimited); a
     request over the burst is a 413"""
     rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    """the largest request body `memq serve` reads: a larger one is a 413 before it is parsed
+    or its key checked"""
+    max_json_depth: int = Field(default=64, ge=4)
+    """how deep a request's JSON may nest: deeper is a 400 before it is parsed"""
     max_clock_skew_s: float = Field(default=300.0, ge=0)
     """how far past the server's clock a turn's timestamp may be; a later turn is refused with
     its reason (event time orders what is current: a turn dated in the future would outrank

@@ -41,10 +41,14 @@ def keys(server: Api) -> dict[str, str]:
 
 
 def _call(api: Api, method: str, path: str, body: Any = None, key: str | None = None,
-          headers: dict[str, str] | None = None, **params: Any) -> httpx.Response:
+          headers: dict[str, str] | None = None, content: bytes | None = None,
+          **params: Any) -> httpx.Response:
     sent = dict(headers or {})
     if key is not None:
         sent["Authorization"] = f"Bearer {key}"
+    if content is not None:
+        return httpx.request(method, api.base + path, content=content, headers=sent,
+                             params=params, timeout=120)
     return httpx.request(method, api.base + path, json=body, headers=sent, params=params,
                          timeout=120)
 
@@ -466,3 +470,15 @@ def test_a_read_key_changes_nothing(server: Api, keys: dict[str, str]) -> None:
     after = _call(server, "GET", f"/v1/users/{user}/audit", key=keys["read"]).json()
     recalled = {e["memory_id"] for e in after if e not in before}
     assert recalled and recalled <= {h["id"] for h in hits if h["type"] == "memory"}
+
+
+def test_hostile_bodies_are_refused_before_any_work(server: Api, keys: dict[str, str]) -> None:
+    """JSON nested 100,000 deep: 400, not 500; a body over the limit: 413 before the key is
+    looked at (no key sent); the server still answers after both."""
+    deep = _call(server, "POST", "/v1/turns", headers={"content-type": "application/json"},
+                 key=keys["write"], content=b"[" * 100_000 + b"]" * 100_000)
+    assert deep.status_code == 400 and "nested deeper" in deep.json()["detail"]
+    big = httpx.post(server.base + "/v1/search", content=b" " * (17 * 1024 * 1024),
+                     headers={"content-type": "application/json"}, timeout=120)
+    assert big.status_code == 413 and "MEMQ_MAX_BODY_BYTES" in big.json()["detail"]
+    assert _call(server, "GET", "/healthz").status_code == 200

@@ -100,3 +100,37 @@ def test_key_ids_come_only_from_well_formed_keys() -> None:
 def test_digests_differ_for_different_keys() -> None:
     a, b = "mq_0123456789abcdef_" + "A" * 43, "mq_0123456789abcdef_" + "B" * 43
     assert auth.digest(a) != auth.digest(b) and len(auth.digest(a)) == 64
+
+
+def test_a_body_too_large_or_too_deep_is_refused_before_any_work() -> None:
+    """The bounds run before parsing and before the key check (no key is given here)."""
+    import asyncio
+
+    from memq.workers.bounds import BoundedBody, too_deep
+
+    assert too_deep(b"[" * 65, 64) and not too_deep(b"[" * 64 + b"]" * 64, 64)
+    assert not too_deep(b'{"a": "[[[[[[[[[["}', 4)  # brackets inside a string do not count
+    reached: list[bytes] = []
+
+    async def app(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+        reached.append((await receive())["body"])  # type: ignore[operator]
+
+    def call(body: bytes, length: int | None = None) -> int:
+        sent: list[dict] = []  # type: ignore[type-arg]
+        chunks = [{"type": "http.request", "body": body[i:i + 10], "more_body": i + 10 < len(body)}
+                  for i in range(0, max(len(body), 1), 10)]
+
+        async def receive() -> dict:  # type: ignore[type-arg]
+            return chunks.pop(0)
+
+        async def send(message: dict) -> None:  # type: ignore[type-arg]
+            sent.append(message)
+
+        headers = [(b"content-length", str(length if length is not None else len(body)).encode())]
+        asyncio.run(BoundedBody(app, max_bytes=1024, max_depth=8)(  # type: ignore[arg-type]
+            {"type": "http", "headers": headers}, receive, send))
+        return int(sent[0]["status"]) if sent else 200
+
+    assert call(b"x" * 2000) == 413 and call(b"x" * 2000, length=10) == 413  # a lying header
+    assert call(b"[" * 9) == 400
+    assert call(b'{"user_id": "u1"}') == 200 and reached == [b'{"user_id": "u1"}']
