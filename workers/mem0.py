@@ -172,9 +172,29 @@ class Memory:
         memory = self._client.correct(user, memory_id, new_text)
         return {"message": "Memory updated successfully!", "id": memory.id}
 
+    def _chain(self, user: str, memory_id: str) -> list[StoredMemory]:
+        """The memory and the versions that replaced it, in order (an ``update``, a newer
+        fact): in mem0 an update keeps the id, so ``get``, ``history`` and ``delete`` of an
+        id act on the memory as it now is."""
+        chain: list[StoredMemory] = []
+        step: str | None = memory_id
+        while step is not None and len(chain) < 64 and step not in {m.id for m in chain}:
+            memory = self._client.memory(user, step)
+            if memory is None:
+                break
+            chain.append(memory)
+            step = memory.superseded_by
+        return chain
+
     def delete(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        """Forgets the memory and every version that replaced it: nothing of it stays
+        current or searchable."""
         user = self._owner(memory_id, user_id)
-        self._client.forget(user, memory_id)
+        chain = self._chain(user, memory_id)
+        for memory in reversed(chain) if chain else []:
+            self._client.forget(user, memory.id)
+        if not chain:
+            self._client.forget(user, memory_id)
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
@@ -218,8 +238,8 @@ class Memory:
             user = self._owner(memory_id, user_id)
         except LookupError:
             return None
-        memory = self._client.memory(user, memory_id)
-        return self._items(user, [memory], {"status": "all"})[0] if memory else None
+        chain = self._chain(user, memory_id)
+        return self._items(user, [chain[-1]], {"status": "all"})[0] if chain else None
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
         """The memory's audit trail as mem0 shapes history: one row per change."""
@@ -228,7 +248,9 @@ class Memory:
         except LookupError:
             return []
         rows = []
-        for e in self._client.audit(user, memory_id):
+        versions = [m.id for m in self._chain(user, memory_id)] or [memory_id]
+        trail = [e for v in versions for e in self._client.audit(user, v)]
+        for e in sorted(trail, key=lambda e: e.at):
             before = (e.before or {}).get("content")
             after = (e.after or {}).get("content")
             rows.append({"id": e.id, "memory_id": e.memory_id, "old_memory": before,

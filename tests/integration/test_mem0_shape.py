@@ -36,15 +36,18 @@ first = next(r["id"] for r in added["results"] if "sci-fi" in r["memory"])
 got = m.get(first)
 updated = m.update(memory_id=first, data="The user loves science fiction films.")
 history = m.history(memory_id=first)
+got_again = m.get(first)  # as mem0: the id one had is the memory as it now is
 after_update = m.get_all(user_id=user)
 all_too = m.get_all(user_id=user, filters={"status": "all"})
 new_id = updated["id"]
-deleted = m.delete(memory_id=new_id)
+deleted = m.delete(memory_id=first)  # the README's: the id one had
+found_after = m.search("science fiction films", user_id=user, limit=5)
 after_delete = m.get_all(user_id=user)
 print(json.dumps({
     "added": added, "related": related, "movies": movies, "by_agent": by_agent,
     "everything": everything, "got": got, "updated": updated, "history": history,
     "after_update": after_update, "all_too": all_too, "deleted": deleted,
+    "got_again": got_again, "found_after": found_after,
     "after_delete": after_delete, "missing": m.get("m_never_was"),
     "delete_all": m.delete_all(user_id=user), "gone": m.get_all(user_id=user),
 }))
@@ -99,10 +102,16 @@ def _check(out: dict[str, object], user_id: str) -> None:
     new_id = out["updated"]["id"]  # type: ignore[index]
     assert new_id != sci_fi
     history = out["history"]
+    # the id one had, as mem0 keeps it: its versions' trail, the correction's included
     assert [(h["event"], h["old_memory"], h["new_memory"]) for h in history] == [  # type: ignore[union-attr]
         ("ADD", None, "The user likes sci-fi movies."),
-        ("DELETE", "The user likes sci-fi movies.", "The user likes sci-fi movies.")]
-    assert history[-1]["reason"] == "corrected by the user"  # type: ignore[index]
+        ("DELETE", "The user likes sci-fi movies.", "The user likes sci-fi movies."),
+        ("ADD", None, "The user loves science fiction films.")]
+    assert history[1]["reason"] == "corrected by the user"  # type: ignore[index]
+    assert out["got_again"]["memory"] == "The user loves science fiction films."  # type: ignore[index]
+    # delete() of the id one had leaves nothing of it current or searchable
+    assert not any("science fiction" in r["memory"]
+                   for r in out["found_after"]["results"])  # type: ignore[index]
     assert {r["memory"] for r in out["after_update"]["results"]} == {  # type: ignore[index]
         "The user loves science fiction films.", planned, "The user lives in Lisbon."}
     old = {r["id"]: r["status"] for r in out["all_too"]["results"]}  # type: ignore[index]
