@@ -393,6 +393,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError('memq mcp needs the MCP SDK: pip install "memq[mcp]"')
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: a port is 1-65535")
+    from memq.workers import wiring  # noqa: PLC0415
+
+    if not wiring.settings().api_url and not args.local:
+        # an MCP host passes no environment unless told to: without the API's URL and a key
+        # the server would open the stores directly, outside any tenant
+        raise UsageError("memq mcp goes through memq serve: set MEMQ_API_URL and MEMQ_API_KEY "
+                         "in the host's config (\"env\"), or give --local to open this "
+                         "machine's stores directly")
     from memq.workers.mcp import serve  # noqa: PLC0415
 
     serve(args.user, args.transport, args.host, args.port)
@@ -595,6 +603,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--local", action="store_true",
+                   help="open the stores directly (no MEMQ_API_URL): one machine, no tenant")
     p.set_defaults(fn=cmd_mcp)
     for name, fn in (("memories", cmd_memories), ("audit", cmd_audit), ("facts", cmd_facts),
                      ("search", cmd_search), ("forget", cmd_forget),

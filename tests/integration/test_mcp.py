@@ -67,7 +67,8 @@ def _check(out: dict[str, Any]) -> None:
 def test_mcp_over_stdio(worker: Worker, user_id: str) -> None:
     from mcp import StdioServerParameters
 
-    params = StdioServerParameters(command=MEMQ[0], args=[*MEMQ[1:], "mcp", "--user", user_id],
+    params = StdioServerParameters(command=MEMQ[0],
+                                   args=[*MEMQ[1:], "mcp", "--user", user_id, "--local"],
                                    env=memq_env(), cwd=str(REPO))
     out = asyncio.run(_session(params, user_id, "someone-else"))
     _check(out)
@@ -75,8 +76,8 @@ def test_mcp_over_stdio(worker: Worker, user_id: str) -> None:
 
 def test_mcp_over_streamable_http(worker: Worker, user_id: str) -> None:
     port = free_port()
-    proc = subprocess.Popen([*MEMQ, "mcp", "--user", user_id, "--transport", "streamable-http",
-                             "--port", str(port)], cwd=REPO, env=memq_env(),
+    proc = subprocess.Popen([*MEMQ, "mcp", "--user", user_id, "--local", "--transport",
+                             "streamable-http", "--port", str(port)], cwd=REPO, env=memq_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
@@ -99,3 +100,12 @@ def test_mcp_refuses_a_port_that_is_none() -> None:
     res = subprocess.run([*MEMQ, "mcp", "--user", "u1", "--port", "0"], cwd=REPO,
                          env=memq_env(), capture_output=True, text=True, timeout=60, check=False)
     assert res.returncode == 2 and "--port 0" in res.stderr, res.stderr
+
+
+def test_mcp_without_the_api_or_local_refuses_with_its_reason() -> None:
+    """An MCP host passes no environment unless its config says so: without MEMQ_API_URL the
+    server would open the stores directly, outside any tenant."""
+    res = subprocess.run([*MEMQ, "mcp", "--user", "u1"], cwd=REPO, env=memq_env(),
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert res.returncode == 2 and "MEMQ_API_URL" in res.stderr and "--local" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
