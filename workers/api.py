@@ -55,13 +55,16 @@ def _turn_id(m: Message, nth: int) -> str:
     return "m-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
-def messages_to_batches(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+def messages_to_batches(user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
                         session_id: str | None, now: datetime,
                         metadata: Mapping[str, Any] | None = None) -> list[IngestBatch]:
     """Chat messages -> the ingest contract. A message without a timestamp is dated ``now``
-    plus its position in microseconds (order kept); the session defaults to the UTC day."""
+    plus its position in microseconds (order kept); the session defaults to the UTC day. A
+    string is one message of the user's (``add("u1", "I live in Lisbon.")``)."""
     from memq.workers.client import chunk_batches  # noqa: PLC0415
 
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
     parsed = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
     if not parsed:
         raise ValueError("messages is empty")
@@ -97,11 +100,12 @@ class Status:
 class Client:
     """Sync agent API. Cheap to construct; connections are opened on first use."""
 
-    def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+    def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
             session_id: str | None = None, *,
             metadata: Mapping[str, Any] | None = None) -> list[str]:
-        """Enqueue a conversation (chat messages); returns its delivery ids at once.
-        ``metadata`` is kept on each turn (a memory shows its turns')."""
+        """Enqueue a conversation (chat messages, or one string: a message of the user's);
+        returns its delivery ids at once. ``metadata`` is kept on each turn (a memory shows
+        its turns')."""
         batches = messages_to_batches(user_id, messages, session_id, datetime.now(UTC),
                                       metadata=metadata)
         return self.enqueue(batches)
@@ -270,7 +274,7 @@ class AsyncClient:
     def __init__(self) -> None:
         self._sync = Client()
 
-    async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+    async def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
                   session_id: str | None = None, *,
                   metadata: Mapping[str, Any] | None = None) -> list[str]:
         return await asyncio.to_thread(self._sync.add, user_id, messages, session_id,

@@ -35,8 +35,10 @@ WAIT_STEP_S = 20.0  # one long-poll of wait (the API holds a request up to 30 s)
 class ApiError(RuntimeError):
     """The API refused or failed a call: ``status`` and its one-line ``detail``."""
 
-    def __init__(self, status: int, detail: str, retry_after: float | None = None) -> None:
-        super().__init__(f"memq API answered {status}: {detail}")
+    def __init__(self, status: int, detail: str, retry_after: float | None = None, *,
+                 answered: bool = True) -> None:
+        # nothing answered a call that could not reach the API: say that, not a status
+        super().__init__(f"memq API answered {status}: {detail}" if answered else detail)
         self.status, self.detail, self.retry_after = status, detail, retry_after
 
 
@@ -107,8 +109,10 @@ class _Calls:
     """Each operation as a request and the parse of its answer (shared by both clients)."""
 
     @staticmethod
-    def add(user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+    def add(user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
             session_id: str | None, metadata: Mapping[str, Any] | None = None) -> _Call:
+        if isinstance(messages, str):  # one message of the user's, as Client.add takes it
+            messages = [{"role": "user", "content": messages}]
         body: dict[str, Any] = {"user_id": user_id, "messages": [_message(m) for m in messages]}
         if session_id is not None:
             body["session_id"] = session_id
@@ -235,14 +239,16 @@ class HttpClient:
                                       params=call.params,
                                       timeout=call.timeout or httpx.USE_CLIENT_DEFAULT)
         except httpx.TransportError as exc:
-            raise ApiError(503, f"{self._http.base_url} not reachable "
-                                f"({type(exc).__name__})") from None
+            raise ApiError(503, f"nothing answered at {self._http.base_url} "
+                                f"({type(exc).__name__}): is memq serve running there?",
+                           answered=False) from None
         return call.parse(_checked(resp))
 
-    def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+    def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
             session_id: str | None = None, *,
             metadata: Mapping[str, Any] | None = None) -> list[str]:
-        """Enqueue a conversation (chat messages); returns its delivery ids at once."""
+        """Enqueue a conversation (chat messages, or one string: a message of the user's);
+        returns its delivery ids at once."""
         return list(self._do(_Calls.add(user_id, messages, session_id, metadata)))
 
     def enqueue(self, batches: Iterable[IngestBatch]) -> list[str]:
@@ -353,11 +359,12 @@ class AsyncHttpClient:
                                             params=call.params,
                                             timeout=call.timeout or httpx.USE_CLIENT_DEFAULT)
         except httpx.TransportError as exc:
-            raise ApiError(503, f"{self._http.base_url} not reachable "
-                                f"({type(exc).__name__})") from None
+            raise ApiError(503, f"nothing answered at {self._http.base_url} "
+                                f"({type(exc).__name__}): is memq serve running there?",
+                           answered=False) from None
         return call.parse(_checked(resp))
 
-    async def add(self, user_id: str, messages: Sequence[Mapping[str, Any] | Message],
+    async def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
                   session_id: str | None = None, *,
                   metadata: Mapping[str, Any] | None = None) -> list[str]:
         return list(await self._do(_Calls.add(user_id, messages, session_id, metadata)))
