@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -205,7 +206,11 @@ class _Planner:
                   existing, updated)
 
     def _close(self, p: Prepared, old: StoredMemory, successor: str, why: str) -> None:
-        closed = old.with_changes(status=Status.SUPERSEDED, invalid_at=p.candidate.valid_at,
+        self._close_at(p, old, successor, p.candidate.valid_at, why)
+
+    def _close_at(self, p: Prepared, old: StoredMemory, successor: str, at: datetime,
+                  why: str) -> None:
+        closed = old.with_changes(status=Status.SUPERSEDED, invalid_at=at,
                                   superseded_by=successor, updated_at=self.ctx.now)
         self._put(closed, None)
         self._log(Operation.SUPERSEDE, old.id, p.candidate,
@@ -237,8 +242,12 @@ class _Planner:
                why: str) -> str:
         """Earlier evidence of a fact already known: it now holds from the earlier time."""
         cand = p.candidate
+        held = self._view(target)
+        # it was also said at its old start: that saying is the later one now
+        later = max(held.valid_at, held.restated_at or held.valid_at)
         moved = target.with_changes(
             valid_at=cand.valid_at, updated_at=self.ctx.now,
+            restated_at=later if any(self._dependent(t) for t in held.triples) else None,
             source_turn_ids=list(dict.fromkeys([*cand.source_turn_ids,
                                                 *target.source_turn_ids])))
         self._put(moved, None)
@@ -258,34 +267,84 @@ class _Planner:
             self.drop(p, placement.target,
                       f"duplicate: states the same single-valued fact ({triple.predicate} = "
                       f"{triple.object!r})")
+            self._restated(p, placement.target, triple)
             return placement.target.id
+        reopened = self._reopen(p, triple, timeline)
+        if reopened is not None:
+            return reopened
         if placement.action is Action.EXTEND and placement.target is not None:
             return self.extend(p, placement.target, placement.cut, why)
-        successor = self.insert(p, placement.cut, placement.following, why)
-        if placement.cut is not None and successor is not None:
-            self.dependents(p, triple, successor)
-        return successor
+        return self.insert(p, placement.cut, placement.following, why)
 
-    def dependents(self, p: Prepared, changed: Triple, successor: str) -> None:
-        """A change of ``changed``'s value also ends the current facts of its dependent
-        predicates held since before it (``Predicates.closes_with``): a new employer ends
-        the role held there, unless the candidate states that role itself."""
-        wanted = self.predicates.dependents(changed.predicate)
-        if not wanted:
-            return
+    def _dependent(self, triple: Triple) -> bool:
+        return any(triple.predicate in deps for deps in self.predicates.closes_with.values())
+
+    def _restated(self, p: Prepared, target: StoredMemory, triple: Triple) -> None:
+        """A dependent fact said again later keeps when (its employer's change, arriving
+        later, does not end what was said after it)."""
         cand = p.candidate
-        own = {t.slot for t in cand.triples}
-        holders = {m.id: self._view(m) for m in p.slot_memories}
-        holders.update({mid: self.state[mid] for mid in self.added})
-        for old in sorted(holders.values(), key=lambda m: m.id):
-            said = next((t for t in old.triples if t.predicate in wanted
-                         and t.subject.casefold() == changed.subject.casefold()
-                         and t.slot not in own), None)
-            if (said is None or old.id == successor or not old.is_current
-                    or old.valid_at >= cand.valid_at):
-                continue
-            self._close(p, old, successor, f"{said.predicate}: {said.object!r} ends with the "
-                                           f"change of {changed.predicate}")
+        held = self._view(target)
+        if not self._dependent(triple) or cand.valid_at <= max(
+                held.valid_at, held.restated_at or held.valid_at):
+            return
+        again = held.with_changes(restated_at=cand.valid_at, updated_at=self.ctx.now)
+        self._put(again, None)
+
+    def _reopen(self, p: Prepared, triple: Triple, timeline: list[StoredMemory]
+                ) -> str | None:
+        """A dependent fact said again after its employer's change ended it holds on: the
+        ended span is reopened (as when the statement arrived before the change)."""
+        if not self._dependent(triple):
+            return None
+        t = p.candidate.valid_at
+        spans = sorted((self._view(m) for m in timeline if self._view(m).valid_at <= t),
+                       key=lambda m: (m.valid_at, m.id))
+        last = spans[-1] if spans else None
+        if (last is None or last.is_current or last.invalid_at is None
+                or last.invalid_at > t or last.superseded_by in {m.id for m in timeline}
+                or not any(h.slot == triple.slot and h.object.casefold()
+                           == triple.object.casefold() for h in last.triples)):
+            return None
+        reopened = last.with_changes(status=Status.CURRENT, invalid_at=None, superseded_by=None,
+                                     restated_at=t, updated_at=self.ctx.now)
+        self._put(reopened, None)
+        self._log(Operation.UPDATE, last.id, p.candidate,
+                  f"said again after the change that ended it ({triple.predicate} = "
+                  f"{triple.object!r})", last, reopened)
+        return last.id
+
+    def dependents(self, prepared: Sequence[Prepared]) -> None:
+        """A change of a predicate's value also ends the current facts of its dependent
+        predicates held since before it (``Predicates.closes_with``): a new employer, or
+        leaving one, ends the role held there; a promotion changes the role only. Computed
+        from the slots' timelines after the plan's other decisions, so the outcome is the
+        same whatever order the statements arrive in: the last change of the slot is the
+        later of its spans' changes of object and its ends, and whatever dependent fact is
+        current and older than it is closed then, superseded by the memory that changed it."""
+        if not prepared:
+            return
+        seen: dict[str, StoredMemory] = {}
+        for p in prepared:
+            seen.update({m.id: self._view(m) for m in p.slot_memories})
+        seen.update(self.state)
+        memories = [m for m in seen.values() if m.status is not Status.ARCHIVED]
+        for master, wanted in self.predicates.closes_with.items():
+            for subject in {t.subject.casefold() for m in memories for t in m.triples
+                            if t.predicate == master}:
+                last = _last_change(memories, master, subject)
+                if last is None:
+                    continue
+                at, by = last
+                for old in sorted(memories, key=lambda m: m.id):
+                    said = next((t for t in old.triples if t.predicate in wanted
+                                 and t.subject.casefold() == subject), None)
+                    now = self._view(old)
+                    if (said is None or not now.is_current or now.valid_at >= at
+                            or (now.restated_at is not None and now.restated_at > at)):
+                        continue
+                    self._close_at(prepared[-1], self._view(old), by, at,
+                                   f"{said.predicate}: {said.object!r} ends with the change of "
+                                   f"{master}")
 
     def replaced(self, p: Prepared, successor: str | None) -> None:
         """A change ends the facts it names as replaced ("switched from MySQL"): the current
@@ -304,7 +363,6 @@ class _Planner:
                 continue
             self._close(p, old, successor, f"{said.predicate}: {said.object!r} replaced by "
                                            f"{new!r}")
-            self.dependents(p, said, successor)
 
     def _dated(self, p: Prepared) -> Prepared:
         """A change said with an earlier time ("moved to Stockholm in January", said in
@@ -486,8 +544,32 @@ def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: T
     ordered = sorted(prepared, key=lambda p: (p.candidate.valid_at, p.candidate.source_turn_ids))
     for p in ordered:
         planner.plan(p)
+    planner.dependents(ordered)
     writes = [Write(memory=m, vector=planner.vectors.get(mid)) for mid, m in planner.state.items()]
     return Plan(batch_id=ctx.batch_id, user_id=ctx.user_id, writes=writes, audit=planner.audit)
+
+
+def _last_change(memories: Sequence[StoredMemory], predicate: str, subject: str
+                 ) -> tuple[datetime, str] | None:
+    """When the slot (``subject``, ``predicate``) last changed, and the memory that changed
+    it: a span followed by one of another object changes at that one's start; a span closed
+    by something else (leaving a job) ends at its end."""
+    def held(m: StoredMemory) -> str | None:
+        return next((t.object.casefold() for t in m.triples if t.predicate == predicate
+                     and t.subject.casefold() == subject), None)
+
+    spans = sorted((m for m in memories if held(m) is not None), key=lambda m: (m.valid_at, m.id))
+    changes: list[tuple[datetime, str]] = []
+    for before, after in pairwise(spans):
+        if held(before) != held(after):
+            changes.append((after.valid_at, after.id))
+    for span in spans:
+        nxt = next((m for m in spans if m.valid_at > span.valid_at), None)
+        if (span.invalid_at is not None and span.superseded_by is not None
+                and (nxt is None or span.superseded_by != nxt.id)
+                and span.superseded_by not in {m.id for m in spans}):
+            changes.append((span.invalid_at, span.superseded_by))
+    return max(changes) if changes else None
 
 
 def ended_on(memory: StoredMemory, triple: Triple) -> list[str]:

@@ -20,6 +20,12 @@ class Predicates:
     def dependents(self, predicate: str) -> frozenset[str]:
         return self.closes_with.get(predicate, frozenset())
 
+    def related(self, predicate: str) -> frozenset[str]:
+        """What a plan for a fact of ``predicate`` reads besides its slot: its dependents,
+        and the predicates it depends on (a role's employer)."""
+        return self.dependents(predicate) | frozenset(
+            k for k, deps in self.closes_with.items() if predicate in deps)
+
     @classmethod
     def default(cls) -> Predicates:
         raw = json.loads(resources.files("memq.pipeline").joinpath("predicates.json").read_text())

@@ -220,7 +220,7 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
                     if predicates.is_single(t.predicate)} | {
         t.slot for c in candidates for t in c.replaces} | {
         (t.subject.casefold(), d) for c in candidates for t in [*c.triples, *c.replaces]
-        for d in predicates.dependents(t.predicate)})
+        for d in predicates.related(t.predicate)})
     own_ids = [ids.memory_id(user_id, c.content, c.source_turn_ids) for c in candidates]
     # Superseded memories are near too: look wider, keep the current ones.
     wide = max(4 * thresholds.neighbors, 20)
@@ -255,7 +255,7 @@ def prepare(ports: Ports, user_id: str, items: Sequence[Candidate], *, batch_ids
                      and not profiles.is_profile(state[mid])][: thresholds.neighbors]
         said = [*item.candidate.triples, *item.candidate.replaces]
         cand_slots = {t.slot for t in said} | {
-            (t.subject.casefold(), d) for t in said for d in predicates.dependents(t.predicate)}
+            (t.subject.casefold(), d) for t in said for d in predicates.related(t.predicate)}
         stated = {t.slot for t in item.candidate.triples}
         enders = [state[e] for e in view.enders
                   if e in state and stated & {g.slot for g in state[e].replaces}]

@@ -107,6 +107,9 @@ class StoredMemory(BaseModel):
     # statement of one of them that arrives later but happened before is history at once
     replaces: list[Triple] = Field(default_factory=list, max_length=8)
     said_at: AwareDatetime | None = None  # CandidateMemory.said_at
+    # the last time a fact that another's change can end (a role: its employer) was said again:
+    # said after that change, it holds on (merge._Planner.dependents)
+    restated_at: AwareDatetime | None = None
 
     def with_changes(self, **changes: object) -> StoredMemory:
         return self.model_validate({**self.model_dump(), **changes})

@@ -258,3 +258,38 @@ def test_a_dated_change_ends_what_was_said_before_it_was_said(order: tuple[int, 
     (stockholm,) = alone.read_memories("u2")
     assert stockholm.valid_at == datetime(2026, 3, 1, tzinfo=UTC)  # the end of February
     assert stockholm.said_at == T0 + timedelta(days=19)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)])
+def test_a_role_ends_with_its_employer_in_every_order_of_arrival(
+        order: tuple[int, int, int]) -> None:
+    """A role, an employer, a new employer: the role ends when the employer changes, whatever
+    order the sessions are applied in (one round each)."""
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    said = ["I'm a data engineer.", "I work at Initech.", "I work at Globex."]
+    batches = [_batch(ports, "u1", f"s{n}", [text], T0 + timedelta(days=n))
+               for n, text in enumerate(said)]
+    for i in order:
+        _round(ports, "u1", [batches[i]])
+    assert _now(graph, "u1") == [("works_at", "Globex")]
+    role = next(m for m in graph.read_memories("u1", include_inactive=True)
+                if m.triples[0].predicate == "role")
+    assert role.invalid_at == T0 + timedelta(days=2)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 3), (0, 1, 3, 2), (3, 2, 1, 0)])
+def test_the_same_role_said_after_the_change_holds_on_in_every_order(
+        order: tuple[int, ...]) -> None:
+    graph = FencedGraph()
+    ports = _ports(graph=graph)
+    said = ["I'm a data engineer.", "I work at Initech.", "I work at Globex.",
+            "I'm a data engineer."]
+    batches = [_batch(ports, "u1", f"s{n}", [text], T0 + timedelta(days=n))
+               for n, text in enumerate(said)]
+    for i in order:
+        _round(ports, "u1", [batches[i]])
+    assert _now(graph, "u1") == [("role", "data engineer"), ("works_at", "Globex")]
+    roles = [m for m in graph.read_memories("u1", include_inactive=True)
+             if m.triples[0].predicate == "role"]
+    assert [(m.valid_at, m.invalid_at) for m in roles] == [(T0, None)]

@@ -106,7 +106,8 @@ def _memory_row(m: StoredMemory) -> dict[str, Any]:
         "triples_json": json.dumps([t.model_dump() for t in m.triples], ensure_ascii=False),
         "replaces_json": json.dumps([t.model_dump() for t in m.replaces], ensure_ascii=False)
         if m.replaces else None,
-        "said_at": _iso(m.said_at),  # an ISO string: read back as it is, only by plans
+        "said_at": _iso(m.said_at),  # ISO strings: read back as they are, only by plans
+        "restated_at": _iso(m.restated_at),
     }
     times = {"valid_at": _iso(m.valid_at), "invalid_at": _iso(m.invalid_at),
              "created_at": _iso(m.created_at), "updated_at": _iso(m.updated_at),
