@@ -282,12 +282,11 @@ class _Planner:
     def _restated(self, p: Prepared, target: StoredMemory, triple: Triple) -> None:
         """A dependent fact said again later keeps when (its employer's change, arriving
         later, does not end what was said after it)."""
-        cand = p.candidate
+        said = p.candidate.said_at or p.candidate.valid_at
         held = self._view(target)
-        if not self._dependent(triple) or cand.valid_at <= max(
-                held.valid_at, held.restated_at or held.valid_at):
+        if not self._dependent(triple) or said <= _last_said(held):
             return
-        again = held.with_changes(restated_at=cand.valid_at, updated_at=self.ctx.now)
+        again = held.with_changes(restated_at=said, updated_at=self.ctx.now)
         self._put(again, None)
 
     def _reopen(self, p: Prepared, triple: Triple, timeline: list[StoredMemory]
@@ -312,6 +311,26 @@ class _Planner:
                   f"said again after the change that ended it ({triple.predicate} = "
                   f"{triple.object!r})", last, reopened)
         return last.id
+
+    @staticmethod
+    def _ended_too_soon(m: StoredMemory, said: Triple, at: datetime,
+                        memories: Sequence[StoredMemory]) -> bool:
+        """A dependent fact that a change ended (superseded by a memory of another slot), is
+        the last of its slot, and was said after the slot's last change as it is now known
+        (a change known earlier, from a statement applied before the ones that moved it)."""
+        if m.is_current or m.superseded_by is None or _last_said(m) < at:
+            return False
+        mine = [x for x in memories if any(t.slot == said.slot for t in x.triples)]
+        later = [x for x in mine if x.id != m.id and x.valid_at > m.valid_at]
+        return not later and m.superseded_by not in {x.id for x in mine}
+
+    def _reopen_span(self, p: Prepared, m: StoredMemory, said: Triple) -> None:
+        reopened = m.with_changes(status=Status.CURRENT, invalid_at=None, superseded_by=None,
+                                  updated_at=self.ctx.now)
+        self._put(reopened, None)
+        self._log(Operation.UPDATE, m.id, p.candidate,
+                  f"said after the change that ended it ({said.predicate} = {said.object!r})",
+                  m, reopened)
 
     def dependents(self, prepared: Sequence[Prepared]) -> None:
         """A change of a predicate's value also ends the current facts of its dependent
@@ -339,12 +358,13 @@ class _Planner:
                     said = next((t for t in old.triples if t.predicate in wanted
                                  and t.subject.casefold() == subject), None)
                     now = self._view(old)
-                    if (said is None or not now.is_current or now.valid_at >= at
-                            or (now.restated_at is not None and now.restated_at > at)):
+                    if said is None:
                         continue
-                    self._close_at(prepared[-1], self._view(old), by, at,
-                                   f"{said.predicate}: {said.object!r} ends with the change of "
-                                   f"{master}")
+                    if now.is_current and now.valid_at < at and _last_said(now) <= at:
+                        self._close_at(prepared[-1], now, by, at, f"{said.predicate}: "
+                                       f"{said.object!r} ends with the change of {master}")
+                    elif self._ended_too_soon(now, said, at, memories):
+                        self._reopen_span(prepared[-1], now, said)
 
     def replaced(self, p: Prepared, successor: str | None) -> None:
         """A change ends the facts it names as replaced ("switched from MySQL"): the current
@@ -547,6 +567,11 @@ def plan_batch(prepared: Sequence[Prepared], ctx: BatchContext, *, thresholds: T
     planner.dependents(ordered)
     writes = [Write(memory=m, vector=planner.vectors.get(mid)) for mid, m in planner.state.items()]
     return Plan(batch_id=ctx.batch_id, user_id=ctx.user_id, writes=writes, audit=planner.audit)
+
+
+def _last_said(m: StoredMemory) -> datetime:
+    """The last time a memory's fact is known to have been said."""
+    return max(t for t in (m.valid_at, m.restated_at, m.said_at) if t is not None)
 
 
 def _last_change(memories: Sequence[StoredMemory], predicate: str, subject: str

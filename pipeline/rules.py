@@ -957,8 +957,11 @@ def _with_job(c: CandidateMemory, clause: str, sentence: str, *, change: bool
 def _merge(old: CandidateMemory, new: CandidateMemory) -> CandidateMemory:
     ids = old.source_turn_ids + [i for i in new.source_turn_ids if i not in old.source_turn_ids]
     first = old if old.valid_at <= new.valid_at else new  # a fact holds from its first mention
+    # and was said again up to its last (CandidateMemory.said_at)
+    last = max(c.said_at or c.valid_at for c in (old, new))
     return first.model_copy(update={"source_turn_ids": ids,
-                                     "confidence": max(old.confidence, new.confidence)})
+                                     "confidence": max(old.confidence, new.confidence),
+                                     "said_at": last if last > first.valid_at else None})
 
 
 def _framed(turn: Turn, others: Sequence[CandidateMemory] = ()) -> list[CandidateMemory]:

@@ -66,9 +66,10 @@ class CandidateMemory(BaseModel):
     replaces: list[Triple] = Field(default_factory=list, max_length=8)
     source_turn_ids: list[str] = Field(min_length=1)
     valid_at: AwareDatetime
-    # When it was said, where that is later than ``valid_at`` (a time said inside it: "we
-    # moved to Stockholm in January"): a statement of another value made before then, inside
-    # that span, is older knowledge, and the change ends it too (merge.Planner._dated).
+    # When it was (last) said, where that is later than ``valid_at`` (a time said inside it:
+    # "we moved to Stockholm in January"; or said again later in the same batch): a statement
+    # of another value made before then, inside that span, is older knowledge, and this one
+    # ends it too (merge._Planner._dated).
     said_at: AwareDatetime | None = None
     # "session": context that matters only for this session (expires at its end + grace).
     scope: Scope = "long_term"

@@ -500,10 +500,15 @@ def compare(plans: list[UserPlan], stores_for: Any) -> Counter[str]:
             current = [m.triples[0].object for m in spans if m.status == "current"]
             got = [(m.triples[0].object, m.valid_at) for m in spans]
             expected_runs = [r for r in told if r[0] != ENDED]
-            if told and told[-1][0] == ENDED:  # the slot holds nothing now
-                n["wrong_current"] += current != []
-            else:
-                n["wrong_current"] += current != [expected_runs[-1][0]]
+            now = [] if told and told[-1][0] == ENDED else [expected_runs[-1][0]]
+            n["wrong_current"] += current != now  # ENDED: the slot holds nothing now
+            if current != now and os.environ.get("MEMQ_STRESS_VERBOSE"):
+                said = sorted((s[2], s[0], s[1]) for s in plan.statements
+                              if s[0] in (pred, "works_at"))
+                found = [(m.triples[0].object, m.valid_at, m.invalid_at, str(m.status))
+                         for m in spans]
+                print(f"{plan.user_id} {pred}: current {current}, expected {now}\n  said {said}"
+                      f"\n  found {found}", file=sys.stderr)
             n["wrong_intervals"] += got != expected_runs
             if got != expected_runs and os.environ.get("MEMQ_STRESS_VERBOSE"):
                 said = sorted((s[2], s[1]) for s in plan.statements if s[0] == pred)
