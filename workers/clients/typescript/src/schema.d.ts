@@ -490,6 +490,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Current */
+            current?: string | null;
             /**
              * Event At
              * Format: date-time
@@ -514,6 +516,8 @@ export interface components {
             speaker?: string | null;
             /** Status */
             status?: string | null;
+            /** Superseded By */
+            superseded_by?: string | null;
             /**
              * Type
              * @enum {string}
@@ -638,6 +642,10 @@ export interface components {
             last_accessed_at?: string | null;
             /** Replaces */
             replaces?: components["schemas"]["Triple"][];
+            /** Restated At */
+            restated_at?: string | null;
+            /** Said At */
+            said_at?: string | null;
             /**
              * Scope
              * @default long_term
