@@ -112,14 +112,6 @@ def load(lang: str) -> Frames:
                   bool(raw.get("subject_carries")))
 
 
-def english() -> Frames:
-    return load("en")
-
-
-def chinese() -> Frames:
-    return load("zh")
-
-
 def _group(m: re.Match[str], name: str) -> str | None:
     values = [v for k, v in m.groupdict().items() if v and re.fullmatch(rf"{name}\d+", k)]
     return values[0].strip() if values else None
