@@ -452,6 +452,24 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scrub(args: argparse.Namespace) -> int:
+    import sqlite3  # noqa: PLC0415
+
+    from memq.pipeline.errors import TransientError  # noqa: PLC0415
+    from memq.workers.scrub import scrub  # noqa: PLC0415
+
+    try:
+        report = scrub(wait_s=args.wait)
+    except (TransientError, sqlite3.Error, OSError) as exc:
+        print(f"memq: scrub: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(report.describe())
+    return 0
+
+
 def cmd_deadletters(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
 
@@ -691,6 +709,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
                    help="write each drift's truth to both stores, with a repair audit entry")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_check)
+    p = sub.add_parser("scrub", help="take forgotten words out of the stores' files now "
+                       "(a forget queues this by itself, MEMQ_SCRUB_DELAY_S later)")
+    p.add_argument("--wait", type=float, default=120.0,
+                   help="seconds to wait for Redis's rewrite (0: do not wait)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_scrub)
     p = sub.add_parser("deadletters", help="list the dead-letter queue with reasons")
     p.add_argument("--json", action="store_true")
     what = p.add_mutually_exclusive_group()

@@ -32,6 +32,9 @@ from stay by default (episodes are forgotten with the user); ``with_sources=True
 them too: their episodes in Chroma and Neo4j, so neither search nor the context block can
 quote the turn again (the user's other memories of the same turn stay).
 
+Both then ask for a scrub (workers/scrub.py): within ``MEMQ_SCRUB_DELAY_S`` and Neo4j's next
+checkpoint, the words leave the stores' files too.
+
 Both are idempotent: run again, they find nothing more to delete and write nothing (the
 HTTP API's access record keeps who asked). Logs carry ids and counts, never content.
 """
@@ -53,7 +56,7 @@ import structlog
 from memq.pipeline import ids
 from memq.pipeline.errors import TransientError
 from memq.schemas import AuditEntry, Operation
-from memq.workers import wiring
+from memq.workers import scrub, wiring
 from memq.workers.coord import Coord
 from memq.workers.wire import QUEUE_PAGE, QUEUES
 
@@ -223,6 +226,7 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
     if report.total:
         coord.emit("memory.forgotten", user_id, memory_id=ALL_MEMORIES)
+        scrub.request(coord.r)  # and from the stores' files (erasure at rest)
     return report
 
 
@@ -251,4 +255,5 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
     log.info("forgot memory", **report.to_json())
     if report.total:
         coord.emit("memory.forgotten", user_id, memory_id=memory_id)
+        scrub.request(coord.r)
     return report

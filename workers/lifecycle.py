@@ -148,6 +148,23 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
     log.info("lifecycle job", examined=result.examined, changed=result.changed)
 
 
+@app.task(bind=True, base=Job, name="memq.scrub")
+def scrub(self: Job) -> None:
+    """Erasure at rest after a forget (workers/scrub.py)."""
+    import sqlite3  # noqa: PLC0415
+
+    import redis  # noqa: PLC0415
+
+    from memq.workers import scrub as at_rest  # noqa: PLC0415
+
+    try:
+        at_rest.run_requested()
+    except TransientError as exc:
+        self.retry_later(exc)
+    except (sqlite3.OperationalError, redis.ConnectionError) as exc:  # Chroma busy, Redis away
+        self.retry_later(TransientError(f"scrub: {type(exc).__name__}: {str(exc)[:120]}"))
+
+
 # -- search: BM25 and similarity fused, and the recall recorded -----------------------------
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 

@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     by its id's hash. Append only: a shard removed or reordered strands its users"""
     chroma_shards: str = Field(default="", json_schema_extra={"shown": "unset"})
     """more Chroma servers after the first (`host:port`, comma-separated), mapped the same way"""
+    chroma_path: str = Field(default="", json_schema_extra={"shown": "unset"})
+    """Chroma's data folder, where the workers can reach it (`scripts/services`:
+    `$MEMQ_HOME/chroma`): after a forget, `memq scrub` blanks the deleted records in its write
+    log and rebuilds its file; unset, Chroma's file keeps the words until it reuses the space"""
+    scrub_delay_s: float = Field(default=30.0, ge=0)
+    """a forget is followed this long after by a scrub (workers/scrub.py: Redis's append-only
+    file rewritten, Neo4j's transaction log pushed past the forget, Chroma's log blanked);
+    forgets in between share it"""
     hook_retry_s: float = Field(default=2.0, gt=0)
     """a webhook delivery that failed is tried again after this, then twice as long each
     time (at most 10 min apart, 12 tries; workers/events.py)"""

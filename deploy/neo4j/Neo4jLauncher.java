@@ -29,7 +29,7 @@ public class Neo4jLauncher {
         Map<String, String> opts = new HashMap<>(Map.of("--bolt", "127.0.0.1:7687", "--pagecache", "128m"));
         for (int i = 0; i + 1 < args.length; i += 2) opts.put(args[i], args[i + 1]);
         if (!opts.containsKey("--home") || args.length % 2 != 0) {
-            System.err.println("usage: Neo4jLauncher --home DIR [--bolt HOST:PORT] [--pagecache 128m]");
+            System.err.println("usage: Neo4jLauncher --home DIR [--bolt HOST:PORT] [--pagecache 128m] [--checkpoint-s 60]");
             System.exit(2);
         }
         Path home = Path.of(opts.get("--home")).toAbsolutePath();
@@ -46,10 +46,17 @@ public class Neo4jLauncher {
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.parse(opts.get("--pagecache")))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
-                // Transaction logs serve backups and clusters, which a local store has not:
-                // keep 512 MB of them, pruned at each checkpoint (the default, 2 days, had
-                // kept 3.5 GB beside a 370 MB store after a day of benchmarks).
-                .setConfig(GraphDatabaseSettings.keep_logical_logs, "512M size")
+                // Transaction logs serve backups and clusters, which a local store has not.
+                // They also keep every string ever written, so a forgotten user's words would
+                // stay on disk: keep only the newest log file (pruned at each checkpoint), and
+                // rotate small, so that `memq scrub` (workers/scrub.py) pushes a forget out of
+                // the kept file by writing one file's worth of filler and checkpointing.
+                .setConfig(GraphDatabaseSettings.keep_logical_logs, "false")
+                .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(1))
+                // Pruning happens at a checkpoint, and this build registers no db.checkpoint
+                // procedure: checkpoint every minute that saw a write (default 15 minutes).
+                .setConfig(GraphDatabaseSettings.check_point_interval_time,
+                        Duration.ofSeconds(Long.parseLong(opts.getOrDefault("--checkpoint-s", "60"))))
                 // Bolt's netty defaults wait ~10 s on shutdown; stop promptly instead.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(2))

@@ -1,4 +1,5 @@
-"""The one index Chroma's local write log lacks, added beside Chroma's own schema.
+"""Chroma's local write log: the one index it lacks, and the scrub that takes deleted
+records' words out of it (:func:`scrub`, run by ``memq scrub`` after a forget).
 
 Why: a local ``chroma run`` (1.x, Rust) keeps every write in its SQLite log, the
 ``embeddings_queue`` table, until the collection's HNSW index is persisted (``sync_threshold``,
@@ -62,6 +63,57 @@ def ensure_log_index(path: Path, *, timeout_s: float = 60.0) -> Outcome:
             return "present"
         db.execute(CREATE)
     return "created"
+
+
+# Chroma's log operations (chromadb's Operation): 3 is a delete.
+_DELETE = 3
+# Every row of a record that was later deleted keeps its vector (a delete replays on it
+# after a restart, from the index's persisted point) but loses its metadata, where memq's
+# record, the words, lives. Only the HNSW index replays the log (the metadata segment is
+# written with the log), and the record's last operation is its delete, so the state any
+# replay reaches is the same.
+BLANK = f"""
+WITH gone AS (SELECT topic, id, max(seq_id) AS at FROM embeddings_queue
+              WHERE operation = {_DELETE} GROUP BY topic, id)
+UPDATE embeddings_queue SET metadata = NULL FROM gone
+ WHERE embeddings_queue.topic = gone.topic AND embeddings_queue.id = gone.id
+   AND embeddings_queue.seq_id < gone.at AND embeddings_queue.metadata IS NOT NULL"""
+FTS = "embedding_fulltext_search"
+
+
+def scrub(path: Path, *, timeout_s: float = 60.0) -> int:
+    """Take deleted records' words out of Chroma's SQLite file; the number of log rows blanked.
+
+    Why: Chroma keeps a record's write in its log until the collection's index is persisted,
+    which on a quiet collection can be never, and SQLite leaves deleted rows' bytes in free
+    pages. So after a forget the words were still in the file. This blanks the log rows of
+    deleted records (:data:`BLANK`), merges the full-text index (its segments keep deleted
+    tokens), and rebuilds the file (``VACUUM``), which writes no free page. A running Chroma
+    is waited for (SQLite's locks); the rebuild holds its writes for as long as it takes."""
+    db_file = database(path)
+    if not db_file.is_file():
+        raise FileNotFoundError(f"no Chroma database at {db_file}")
+    connection = sqlite3.connect(f"file:{db_file}?mode=rw", uri=True, timeout=timeout_s,
+                                 isolation_level=None)
+    with closing(connection) as db:
+        tables = {name for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "embeddings_queue" not in tables:
+            return 0
+        db.execute("PRAGMA secure_delete = ON")  # what this connection frees is zeroed
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            before = db.total_changes  # (a statement opened by WITH has no rowcount)
+            db.execute(BLANK)
+            blanked = db.total_changes - before
+            if FTS in tables:
+                db.execute(f"INSERT INTO {FTS}({FTS}) VALUES ('optimize')")
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("VACUUM")
+    return blanked
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -175,6 +175,17 @@ def _rows(result: neo4j.Result) -> list[dict[str, Any]]:
     return [dict(zip(keys, r, strict=True)) for r in result]
 
 
+_UNITS = {"B": 1, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "K": 2**10, "M": 2**20,
+          "G": 2**30, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+
+
+def _bytes(value: str) -> int:
+    """A Neo4j byte setting as SHOW SETTINGS prints it ("1.00MiB", "256M") in bytes."""
+    text = value.strip().upper().replace(" ", "")
+    number = text.rstrip("KMGIB")
+    return int(float(number) * _UNITS.get(text[len(number):] or "B", 1))
+
+
 DRIVER_RETRY_S = 2.0  # a managed transaction's retries (deadlocks, a leader change)
 CONNECT_TIMEOUT_S = 5.0
 ACQUIRE_TIMEOUT_S = 10.0
@@ -429,6 +440,26 @@ class Neo4jGraph:
                 record = session.run(statement, user_id=user_id).single()  # auto-commit
                 total += int(record["n"] or 0) if record else 0
         return total
+
+    def push_log(self, limit: int = 8 * 2**20) -> int:
+        """Push what is in the current transaction-log file (a forget's before-images: a
+        delete logs what it deleted) into a file the next checkpoint prunes: a filler node as
+        large as a file, written and deleted, twice; each of the four transactions ends a
+        file. With ``db.tx_log.rotation.retention_policy=false`` (Neo4jLauncher.java) a
+        checkpoint still kept the two files before its own (5.26), so one round was not
+        enough. Returns the filler written; 0 when the server rotates files larger than
+        ``limit`` (then the words stay until that much more is written)."""
+        with _transient(), self._session() as session:
+            row = session.run("SHOW SETTINGS YIELD name, value "
+                              "WHERE name = 'db.tx_log.rotation.size' RETURN value").single()
+            size = _bytes(str(row["value"])) if row else 2**20
+            if size > limit:
+                return 0
+            pad = "-" * (size + 2**16)
+            for _ in range(2):
+                session.run("CREATE (:MemqLogFiller {pad: $pad})", pad=pad).consume()
+                session.run("MATCH (f:MemqLogFiller) DELETE f").consume()
+        return 2 * len(pad)
 
     # -- episodes: raw turns for BM25 (the full-text index memq_episode_text) -------------------
     def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],

@@ -1,0 +1,74 @@
+"""Erasure at rest, against the real stores' files: a marker a user said is in the data folder's
+Redis, Chroma and Neo4j transaction-log files once applied, and in none of them within the
+README's stated time after ``memq forget`` returns (workers/scrub.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from integration.conftest import memq, memq_env, start_worker, wait_done
+
+pytestmark = pytest.mark.integration
+
+HOME = Path(os.environ.get("MEMQ_HOME", Path(__file__).resolve().parents[2] / ".memq-test"))
+FOLDERS = {"redis": HOME / "redis", "chroma": HOME / "chroma",
+           "neo4j transaction logs": HOME / "neo4j" / "data" / "transactions"}
+# README ("Security and limits"): gone from those files within 3 minutes of forget returning:
+# MEMQ_SCRUB_DELAY_S (30 s) + the scrub + Neo4j's next checkpoint (60 s). The tests' stack
+# checkpoints every 10 s (scripts/test) and this worker scrubs 1 s after a forget.
+WITHIN_S = 60.0
+
+
+def holding(marker: str) -> list[str]:
+    """Every file under the three folders whose bytes contain the marker."""
+    needle = marker.encode()
+    found = []
+    for name, folder in FOLDERS.items():
+        for path in sorted(folder.rglob("*")):
+            try:
+                if path.is_file() and needle in path.read_bytes():
+                    found.append(f"{name}: {path.relative_to(HOME)}")
+            except FileNotFoundError:  # rotated or pruned while we looked
+                continue
+    return found
+
+
+def test_forgotten_words_leave_the_files(tmp_path: Path) -> None:
+    if not all(folder.is_dir() for folder in FOLDERS.values()):
+        pytest.skip(f"the stores' folders are not under {HOME} (services of scripts/services)")
+    env = memq_env(MEMQ_CHROMA_PATH=str(HOME / "chroma"), MEMQ_SCRUB_DELAY_S="1")
+    worker = start_worker(tmp_path, "erasure", concurrency=1, env=env)
+    try:
+        user, marker = f"erase-{uuid.uuid4().hex[:8]}", f"Qz{uuid.uuid4().hex[:12]}"
+        lines = [{"user_id": user, "session_id": "s1", "turn_id": f"t{i}", "role": "user",
+                  "content": text, "timestamp": f"2026-11-0{i + 1}T09:00:00Z"}
+                 for i, text in enumerate([f"My gym locker code is {marker}.",
+                                           f"I work at {marker} Labs as a data engineer.",
+                                           "I live in Lyon."])]
+        memq("enqueue", "-", stdin="\n".join(json.dumps(x) for x in lines), env=env)
+        wait_done()
+        memories = json.loads(memq("memories", "--user", user, "--json", env=env).stdout)
+        assert any(marker in m["content"] for m in memories), memories
+        before = holding(marker)
+        # the test can fail: every store's files hold the words once applied
+        for name in FOLDERS:
+            assert any(f.startswith(name) for f in before), (name, before)
+
+        memq("forget", "--user", user, env=env)
+        forgotten_at = time.monotonic()
+        left = before
+        while left and time.monotonic() - forgotten_at < WITHIN_S:
+            time.sleep(1.0)
+            left = holding(marker)
+        assert not left, (f"{time.monotonic() - forgotten_at:.0f} s after forget the marker is "
+                          f"still in {left}")
+    finally:
+        worker.stop()
+    assert "scrubbed" in worker.log.read_text()
+    assert marker not in worker.log.read_text()  # and never in a log line
