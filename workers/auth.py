@@ -41,7 +41,9 @@ ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 _PREFIX = "memq:auth:"
 _KEYS = _PREFIX + "keys"  # set of key ids
-_CONSOLE_SECRET = _PREFIX + "console-secret"  # the console's form tokens' HMAC key
+_CONSOLE_SECRET = _PREFIX + "console-secret"  # the form token with MEMQ_AUTH=off
+_SESSION = _PREFIX + "session:"  # + the SHA-256 of a console session id: key, form token
+_SESSIONS_OF = _PREFIX + "sessions:"  # + a key id: the digests of its sessions
 ACCESS_MAX = 100_000
 _DUMMY = hashlib.sha256(b"memq: no such key").hexdigest()
 
@@ -182,6 +184,7 @@ class KeyStore:
         found = self.get(key_id) if key_id else None
         if found is None:
             return None
+        self._close_sessions(found.id)  # a signed-in console too
         if found.revoked_at is None:
             when = _iso(now or datetime.now(UTC))
             self.r.hset(self._key(found.id), "revoked_at", when)
@@ -207,11 +210,53 @@ class KeyStore:
                           args=[rate, burst, cost])
         return float(wait)
 
-    # -- the console's forms ---------------------------------------------------------------
+    # -- the console's sessions and forms -------------------------------------------------
+    def open_session(self, key: ApiKey, ttl_s: int, now: datetime | None = None) -> str:
+        """A console session of ``key``: its id, for the browser's cookie. Redis keeps only
+        the id's SHA-256 (so reading Redis signs no one in), with the key id and the
+        session's own form token, for ``ttl_s``."""
+        session = secrets.token_urlsafe(32)
+        held = digest(session)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hset(_SESSION + held, mapping={"key": key.id, "form": secrets.token_hex(32),
+                                            "at": _iso(now or datetime.now(UTC))})
+        pipe.expire(_SESSION + held, ttl_s)
+        pipe.sadd(_SESSIONS_OF + key.id, held)
+        pipe.expire(_SESSIONS_OF + key.id, ttl_s)  # the newest session's life
+        pipe.execute()
+        return session
+
+    def session(self, session: str) -> tuple[ApiKey, str] | None:
+        """The live key and the form token of a console session; None when the session is
+        unknown, expired or closed, or its key revoked."""
+        if not session or len(session) > 100:
+            return None
+        row = cast(dict[str, str], self.r.hgetall(_SESSION + digest(session)))
+        key = self.get(row["key"]) if row.get("key") else None
+        if key is None or key.revoked_at is not None:
+            return None
+        return key, row["form"]
+
+    def close_session(self, session: str) -> None:
+        held = digest(session)
+        key_id = cast(str | None, self.r.hget(_SESSION + held, "key"))
+        self.r.delete(_SESSION + held)
+        if key_id:
+            self.r.srem(_SESSIONS_OF + key_id, held)
+
+    def _close_sessions(self, key_id: str) -> None:
+        held = cast(set[str], self.r.smembers(_SESSIONS_OF + key_id))
+        pipe = self.r.pipeline(transaction=False)
+        for one in held:
+            pipe.delete(_SESSION + one)
+        pipe.delete(_SESSIONS_OF + key_id)
+        pipe.execute()
+
     def form_token(self, who: str) -> str:
-        """The token the console's forms carry for ``who`` (a key id, or "" with auth off):
-        an HMAC under a secret kept in Redis (made once, shared by every API host), so a
-        form posted from another site, which cannot read the page, cannot forge it."""
+        """The token the console's forms carry with ``MEMQ_AUTH=off`` (``who`` is ""; a
+        signed-in console's is its session's): an HMAC under a secret kept in Redis (made
+        once, shared by every API host), so a form posted from another site, which cannot
+        read the page, cannot forge it."""
         if self._secret is None:  # set once, never changed: read once per process
             self.r.set(_CONSOLE_SECRET, secrets.token_hex(32), nx=True)
             self._secret = cast(str, self.r.get(_CONSOLE_SECRET))
@@ -222,12 +267,20 @@ class KeyStore:
         return hmac.compare_digest(self.form_token(who), presented)
 
     # -- the access record -----------------------------------------------------------------
-    def record_access(self, tenant: str, entry: dict[str, str]) -> None:
-        self.r.xadd(f"{_PREFIX}access:{tenant}", cast(Any, entry), maxlen=ACCESS_MAX,
+    @staticmethod
+    def _access_key(tenant: str | None) -> str:
+        # refusals that name no tenant: a name no tenant can have (TENANT_RE)
+        return f"{_PREFIX}access:{tenant}" if tenant else _PREFIX + "refused"
+
+    def record_access(self, tenant: str | None, entry: dict[str, str]) -> None:
+        """Keep an entry in the tenant's access record (None: the operator's record of
+        refusals that name no tenant, ``memq keys access --refused``)."""
+        self.r.xadd(self._access_key(tenant), cast(Any, entry), maxlen=ACCESS_MAX,
                     approximate=True)
 
-    def access(self, tenant: str, limit: int = 100) -> list[dict[str, str]]:
-        """The tenant's newest accesses, newest first."""
+    def access(self, tenant: str | None, limit: int = 100) -> list[dict[str, str]]:
+        """The tenant's newest accesses (None: the refusals naming no tenant), newest
+        first."""
         rows = cast(list[tuple[str, dict[str, str]]],
-                    self.r.xrevrange(f"{_PREFIX}access:{tenant}", count=limit))
+                    self.r.xrevrange(self._access_key(tenant), count=limit))
         return [dict(fields) for _, fields in rows]

@@ -317,12 +317,16 @@ def cmd_keys(args: argparse.Namespace) -> int:
         else:
             print(f"revoked key {found.id} of tenant {found.tenant} at {found.revoked_at}")
         return 0
-    entries = store.access(auth.check_tenant(args.tenant), args.limit)  # access
+    if bool(args.tenant) == bool(args.refused):
+        raise UsageError("keys access wants --tenant T, or --refused (401s naming no tenant)")
+    entries = store.access(auth.check_tenant(args.tenant) if args.tenant else None,
+                           args.limit)  # access
     if args.json:
         _print_json(entries)
         return 0
     for e in entries:
-        print(f"{e['at']}  key {e['key']}  {e['method']:<6} {e['route']:<40} "
+        who = f"key {e['key'] or '-'}" + (f" from {e['address']}" if e.get("address") else "")
+        print(f"{e['at']}  {who}  {e['method']:<6} {e['route']:<40} "
               f"user={e['user'] or '-'}  {e['status']}")
     return 0
 
@@ -667,7 +671,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     k = keys.add_parser("revoke", help="refuse a key from now on")
     k.add_argument("key", metavar="KEY|ID")
     k = keys.add_parser("access", help="a tenant's access record, newest first")
-    k.add_argument("--tenant", required=True)
+    k.add_argument("--tenant", help="the tenant whose record to show")
+    k.add_argument("--refused", action="store_true",
+                   help="instead: refused calls (401) whose key names no tenant")
     k.add_argument("--limit", type=_positive, default=100)
     for k in keys.choices.values():
         k.add_argument("--json", action="store_true")

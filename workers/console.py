@@ -13,17 +13,23 @@ Five views of what memq remembers, each a page that works without script:
 5. **Operations** (``/ui/ops``): queues, in flight, mailboxes, dead letters with their
    reasons and a requeue button, throughput and freshness charts (``metrics.samples``).
 
-Access is the API's (``workers.auth``): the browser signs in with an API key, kept in an
-HttpOnly, SameSite=Strict cookie scoped to ``/ui``; the key's tenant owns the users it sees,
-its scopes say what it may do (``read`` the views, ``forget`` the forget buttons, ``admin``
-the operations view). Every form that changes something carries a token only the page can
-know (``KeyStore.form_token``). With ``MEMQ_AUTH=off`` everything is open, as the API is.
+Access is the API's (``workers.auth``): the browser signs in with an API key and holds an
+opaque session id (HttpOnly, SameSite=Strict, scoped to ``/ui``, ``Secure`` over https or
+when ``MEMQ_PUBLIC_URL`` is https); the session lives in Redis with its key id for 8 hours,
+ends at logout and when the key is revoked (``KeyStore.open_session``). The key's tenant owns
+the users it sees, its scopes say what it may do (``read`` the views, ``forget`` the forget
+buttons, ``admin`` the operations view), and its pages count against the tenant's request
+rate. Sign-in attempts are rate-limited per client address. Every form that changes
+something carries the session's own token, which only its pages know. With
+``MEMQ_AUTH=off`` everything is open, as the API is.
 Every view of a user is kept in the tenant's access record. No user text is logged: the
 pages are not, and the query of "why" stays out of every log line.
 """
 
 from __future__ import annotations
 
+import hmac
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -46,6 +52,7 @@ log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent / "ui"
 COOKIE = "memq_console"
 COOKIE_S = 8 * 3600
+SIGN_IN_BURST, SIGN_IN_RATE = 20, 1 / 3  # attempts per client address: 20, then one per 3 s
 USERS_SHOWN = 200
 CHART_W, CHART_H = 560, 120
 TIMELINE_W = 720
@@ -73,9 +80,10 @@ def _templates() -> Environment:
 
 @dataclass(frozen=True)
 class Viewer:
-    """Who looks: the key (None: auth off)."""
+    """Who looks: the key (None: auth off) and the token its forms carry."""
 
     key: auth.ApiKey | None
+    form: str = ""
 
     @property
     def tenant(self) -> str | None:
@@ -104,16 +112,23 @@ class _SignIn(Exception):
 
 
 def _viewer(request: Request, scope: str = "read") -> Viewer:
-    if wiring.settings().auth == "off":
-        return Viewer(None)
-    presented = request.cookies.get(COOKIE)
-    key = wiring.keys().verify(presented) if presented else None
-    if key is None:
+    s = wiring.settings()
+    if s.auth == "off":
+        return Viewer(None, wiring.keys().form_token(""))
+    found = wiring.keys().session(request.cookies.get(COOKIE, ""))
+    if found is None:
         raise _SignIn
+    key, form = found
     if not key.allows(scope):
         raise HTTPException(403, f"this key may not {scope} (its scopes: "
                                  f"{','.join(sorted(key.scopes))})")
-    return Viewer(key)
+    wait = wiring.keys().take(key.tenant, "requests", 1, s.rate_requests_per_s,
+                              s.rate_requests_burst)
+    if wait > 0:
+        raise HTTPException(429, f"tenant {key.tenant}: more than {s.rate_requests_per_s:g} "
+                                 f"requests a second; try again in {math.ceil(wait)} s",
+                            headers={"Retry-After": str(math.ceil(wait))})
+    return Viewer(key, form)
 
 
 def _record(request: Request, viewer: Viewer, user_id: str) -> None:
@@ -134,7 +149,7 @@ def _same_origin(request: Request) -> None:
 
 def _checked(request: Request, viewer: Viewer, token: str) -> None:
     _same_origin(request)
-    if not wiring.keys().form_token_ok(viewer.who, token):
+    if not (viewer.form and hmac.compare_digest(viewer.form, token)):
         raise HTTPException(403, "this form has expired or is not from this console: "
                                  "reload the page")
 
@@ -143,7 +158,7 @@ def _page(request: Request, name: str, viewer: Viewer | None, status: int = 200,
           **values: Any) -> HTMLResponse:
     html = _templates().get_template(name).render(
         viewer=viewer, auth_on=wiring.settings().auth == "on", path=request.url.path,
-        token=wiring.keys().form_token(viewer.who) if viewer else "", **values)
+        token=viewer.form if viewer else "", **values)
     return HTMLResponse(html, status_code=status, headers={
         "Cache-Control": "no-store", "X-Frame-Options": "DENY",
         "Content-Security-Policy": "default-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -196,10 +211,12 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         if not request.url.path.startswith("/ui/"):
             return await http_exception_handler(request, exc)
         titles = {400: "not a valid request", 403: "not allowed", 404: "not found",
-                  422: "not possible"}
-        return _page(request, "error.html", None, status=exc.status_code,
+                  422: "not possible", 429: "too many requests"}
+        page = _page(request, "error.html", None, status=exc.status_code,
                      status_code=exc.status_code, title=titles.get(exc.status_code, "error"),
                      detail=exc.detail if isinstance(exc.detail, str) else str(exc.detail))
+        page.headers.update(exc.headers or {})  # e.g. a 429's Retry-After
+        return page
 
     @app.get("/ui", include_in_schema=False)
     def _ui() -> Response:
@@ -213,20 +230,33 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     def login(request: Request, key: str = Form(...), next: str = Form("/ui/")
               ) -> Response:
         _same_origin(request)
-        found = wiring.keys().verify(key.strip())
+        keys = wiring.keys()
+        client = request.client.host if request.client else "unknown"
+        wait = keys.take(f"address:{client}", "sign-in", 1, SIGN_IN_RATE, SIGN_IN_BURST)
+        if wait > 0:
+            log.info("console: sign-in throttled")
+            raise HTTPException(429, "too many sign-in attempts from this address; try again "
+                                     f"in {math.ceil(wait)} s",
+                                headers={"Retry-After": str(math.ceil(wait))})
+        found = keys.verify(key.strip())
         if found is None or not found.allows("read"):
             log.info("console: sign-in refused")
             return _page(request, "login.html", None, status=401, next=_local(next),
                          failed=True)
         response = RedirectResponse(_local(next), status_code=303)
-        response.set_cookie(COOKIE, key.strip(), max_age=COOKIE_S, path="/ui", httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https")
+        public = wiring.settings().public_url
+        secure = (public.startswith("https://") if public
+                  else request.url.scheme == "https")
+        response.set_cookie(COOKIE, keys.open_session(found, COOKIE_S), max_age=COOKIE_S,
+                            path="/ui", httponly=True, samesite="strict", secure=secure)
         log.info("console: signed in", key=found.id)
         return response
 
     @router.post("/logout")
     def logout(request: Request) -> Response:
         _same_origin(request)
+        if session := request.cookies.get(COOKIE):
+            wiring.keys().close_session(session)  # the cookie, copied, opens nothing now
         response = RedirectResponse("/ui/login", status_code=303)
         response.delete_cookie(COOKIE, path="/ui")
         return response

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +49,7 @@ log = structlog.get_logger(__name__)
 MAX_BODY_ITEMS = 10_000
 MAX_WAIT_S = 30.0
 # routes whose every call is kept in the tenant's access record (who, route, user, status)
+READY_TTL_S = 2.0  # how long /readyz's probe of the stores is reused
 _RECORDED = ("/v1/turns", "/v1/deliveries", "/v1/users", "/v1/search", "/v1/context",
              "/ui/users")  # the console's views of a user (workers.console)
 
@@ -199,6 +202,9 @@ def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> C
                                  "(memq keys create makes one)", headers=_UNAUTHORIZED)
     key = wiring.keys().verify(creds.credentials)
     if key is None:
+        # for the access record: a revoked (or mistyped) key of a tenant is that tenant's
+        key_id = auth.key_id_of(creds.credentials)
+        request.state.refused = (key_id, wiring.keys().get(key_id) if key_id else None)
         raise HTTPException(401, "this API key is not valid (unknown, revoked or malformed)",
                             headers=_UNAUTHORIZED)
     caller = Caller(key)
@@ -274,19 +280,34 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
 
     @app.middleware("http")
     async def _access_record(request: Request, call_next: Any) -> Any:
+        """Every call of a recorded route, with what is known of who made it: a key's calls
+        (refused ones too: 403, 429) in its tenant's record, with the user of the path when
+        the body was not read; a 401 in the record of the tenant whose key id it presented
+        (revoked, or a wrong secret), else in the operator's record of refusals."""
         response = await call_next(request)
+        if not auth_on:
+            return response
+        route = getattr(request.scope.get("route"), "path", request.url.path)
+        if not route.startswith(_RECORDED):
+            return response
         caller: Caller | None = getattr(request.state, "caller", None)
-        if caller is not None and caller.key is not None:
-            route = getattr(request.scope.get("route"), "path", request.url.path)
-            if route.startswith(_RECORDED):
-                entry = {"at": datetime.now(UTC).isoformat(), "key": caller.key.id,
-                         "method": request.method, "route": route,
-                         "user": ",".join(dict.fromkeys(caller.users)),
-                         "status": str(response.status_code)}
-                try:
-                    await asyncio.to_thread(wiring.keys().record_access, caller.key.tenant, entry)
-                except redis.RedisError:
-                    log.warning("access record not written", key=caller.key.id, route=route)
+        presented, named = getattr(request.state, "refused", (None, None))
+        key: auth.ApiKey | None = caller.key if caller is not None else named
+        users = list(dict.fromkeys(caller.users)) if caller is not None else []
+        if not users and (path_user := request.scope.get("path_params", {}).get("user_id")):
+            users = [str(path_user)[:200]]
+        entry = {"at": datetime.now(UTC).isoformat(), "key": key.id if key else presented or "",
+                 "method": request.method, "route": route, "user": ",".join(users),
+                 "status": str(response.status_code)}
+        if key is None:
+            if response.status_code != 401:
+                return response
+            entry["address"] = request.client.host if request.client else ""
+        try:
+            await asyncio.to_thread(
+                wiring.keys().record_access, key.tenant if key else None, entry)
+        except redis.RedisError:
+            log.warning("access record not written", key=entry["key"], route=route)
         return response
 
     @app.exception_handler(TransientError)
@@ -490,6 +511,20 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    probed: list[tuple[float, str, list[Any]]] = []
+    probing = threading.Lock()
+
+    def _checks() -> tuple[str, list[Any]]:
+        """When the stores were probed, and their checks: at most once per READY_TTL_S in
+        this process, however often anyone asks (``/readyz`` wants no key)."""
+        from memq.workers.ops import doctor  # noqa: PLC0415
+
+        with probing:
+            if not probed or time.monotonic() - probed[0][0] > READY_TTL_S:
+                at = datetime.now(UTC).isoformat()
+                probed[:] = [(time.monotonic(), at, doctor(services_only=True))]
+            return probed[0][1], probed[0][2]
+
     @app.get("/readyz", summary="Readiness: the write path needs Redis; reads need the stores")
     def readyz(response: Response, creds: Credentials,
                path: str = Query(default="write", pattern="^(write|read)$")
@@ -500,9 +535,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         any of its shards answers: one that is down stops only its users, and taking the API
         out of rotation would stop everyone's; ``degraded`` says some check failed. The
         checks' details are for an admin key (or MEMQ_AUTH=off)."""
-        from memq.workers.ops import doctor  # noqa: PLC0415
-
-        checks = doctor(services_only=True)
+        checked_at, checks = _checks()
 
         def up(kind: str) -> bool:
             mine = [c for c in checks if c.name == kind or c.name.startswith(kind + "[")]
@@ -512,7 +545,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         read = write and up("neo4j") and up("chroma")
         response.status_code = 200 if (read if path == "read" else write) else 503
         out: dict[str, Any] = {"ready": read if path == "read" else write, "write": write,
-                               "read": read, "degraded": not all(c.ok for c in checks)}
+                               "read": read, "degraded": not all(c.ok for c in checks),
+                               "checked_at": checked_at}
         admin = not auth_on
         if auth_on and creds is not None and write:
             key = wiring.keys().verify(creds.credentials)

@@ -149,7 +149,7 @@ def run(self: Job, job: str, user_id: str, now_iso: str) -> None:
 
 
 @app.task(bind=True, base=Job, name="memq.scrub")
-def scrub(self: Job) -> None:
+def scrub(self: Job, forgot_at: float | None = None) -> None:
     """Erasure at rest after a forget (workers/scrub.py)."""
     import sqlite3  # noqa: PLC0415
 
@@ -158,7 +158,7 @@ def scrub(self: Job) -> None:
     from memq.workers import scrub as at_rest  # noqa: PLC0415
 
     try:
-        at_rest.run_requested()
+        at_rest.run_requested(forgot_at)
     except TransientError as exc:
         self.retry_later(exc)
     except (sqlite3.OperationalError, redis.ConnectionError) as exc:  # Chroma busy, Redis away

@@ -11,17 +11,22 @@ Tools: ``remember`` (turns in; returns at once, or when applied with ``wait``),
 ``search_memory``, ``get_context`` (the prompt-ready block), ``list_memories`` and
 ``forget_memory`` (one memory, in every store). The streamable HTTP transport listens on
 loopback unless told otherwise; it has no authentication of its own (the SDK's OAuth is not
-wired): expose it only behind a proxy that authenticates.
+wired): expose it only behind a proxy that authenticates. A tool that fails for a reason
+memq knows (bad input, a refusal, a store down) says it in one line to the model.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
 from memq.workers.api import hit_json, json_default
+
+T = TypeVar("T")
 
 
 class _Memory(Protocol):
@@ -69,6 +74,44 @@ def _plain(value: Any) -> Any:
     return json_default(value)
 
 
+def _anticipated() -> tuple[type[Exception], ...]:
+    """What a tool call can meet that is not a crash: bad input, the API's refusal, a store
+    down, a wait that ran out."""
+    from memq.pipeline.errors import MemqError  # noqa: PLC0415
+    from memq.workers.http_client import ApiError  # noqa: PLC0415
+
+    return (ValueError, MemqError, ApiError, TimeoutError, ConnectionError)
+
+
+def _tool(fn: Callable[..., T]) -> Callable[..., T]:
+    """A tool whose anticipated failures reach the model as one line with their cause (the
+    SDK shows only "Error executing tool NAME" for any other exception)."""
+    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+
+    expected = _anticipated()
+
+    @functools.wraps(fn)  # the SDK reads the signature through __wrapped__
+    def run(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except expected as exc:  # the SDK puts "Error executing tool NAME: " before it
+            raise ToolError(_cause(exc)) from exc
+    return run
+
+
+def _cause(exc: Exception) -> str:
+    """One line: pydantic's errors by field (its first line only counts them), else the
+    exception's first line."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    if isinstance(exc, ValidationError):
+        text = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+                         for e in exc.errors())
+    else:
+        text = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return text[:300]
+
+
 def build(user_id: str, client: _Memory | None = None) -> Any:
     """The MCP server for ``user_id`` (an ``mcp.server.MCPServer``)."""
     from mcp.server import MCPServer  # noqa: PLC0415
@@ -79,6 +122,7 @@ def build(user_id: str, client: _Memory | None = None) -> Any:
         "about the user; call remember with what the user said worth keeping."))
 
     @server.tool()
+    @_tool
     def remember(turns: list[Turn], session_id: str | None = None,
                  wait: bool = False) -> dict[str, Any]:
         """Keep these turns of the conversation. Returns at once (memq applies them in the
@@ -93,22 +137,26 @@ def build(user_id: str, client: _Memory | None = None) -> Any:
         return {"delivery_ids": ids, "states": [s.state for s in statuses]}
 
     @server.tool()
+    @_tool
     def search_memory(query: str, k: int = 10) -> list[dict[str, Any]]:
         """The user's memories and past turns that best match ``query``, best first."""
         return [hit_json(h) for h in memory.search(user_id, query, k)]
 
     @server.tool()
+    @_tool
     def get_context(query: str, max_tokens: int = 800) -> str:
         """A prompt-ready block of what memq knows about ``query``: the memories (current,
         then no longer true), then the dated turns."""
         return memory.context(user_id, query, max_tokens=max_tokens)
 
     @server.tool()
+    @_tool
     def list_memories(include_inactive: bool = False) -> list[dict[str, Any]]:
         """The user's current memories (every one, superseded and archived too, if asked)."""
         return [_plain(m) for m in memory.memories(user_id, include_inactive=include_inactive)]
 
     @server.tool()
+    @_tool
     def forget_memory(memory_id: str) -> dict[str, Any]:
         """Forget one memory in every store (the audit keeps a content-free tombstone)."""
         return dict(_plain(memory.forget(user_id, memory_id)))

@@ -13,9 +13,12 @@ Deleting is not erasing. Each store keeps what it deleted on disk for a while:
   SQLite leaves deleted rows in free pages: :func:`chroma_log.scrub` blanks deleted records'
   log rows and rebuilds the file, where the workers can reach it (``MEMQ_CHROMA_PATH``).
 
-A forget that removed anything asks for a scrub (:func:`request`): one ``memq.scrub`` task,
-``MEMQ_SCRUB_DELAY_S`` later, shared by the forgets until it starts. ``memq scrub`` runs one
-now and waits for Redis's rewrite. What stays the operator's: backups and snapshots, Redis
+A forget that removed anything asks for a scrub (:func:`request`): a ``memq.scrub`` task,
+``MEMQ_SCRUB_DELAY_S`` later, carrying when the forget was (Redis's clock). The first such
+task to start scrubs; those of forgets before its start find it done and do nothing. (A
+shared "queued" flag lost its task with a killed worker, and held every later forget's
+scrub back until the flag expired.) ``memq scrub`` runs one now and waits for Redis's
+rewrite. What stays the operator's: backups and snapshots, Redis
 replicas' own files, Neo4j's store files (a deleted record's bytes stay until the space is
 reused), and a Chroma whose folder the workers cannot reach.
 """
@@ -35,7 +38,7 @@ from memq.workers import wiring
 
 log = structlog.get_logger(__name__)
 
-REQUESTED = "memq:scrub:requested"  # set while a scrub task is queued
+STARTED = "memq:scrub:started"  # when the newest scrub started (Redis's clock)
 REWRITE_WAIT_S = 120.0
 
 
@@ -59,16 +62,17 @@ class ScrubReport:
         return f"scrubbed: Redis {', '.join(self.redis) or 'none'}; {neo}; {chroma}"
 
 
-def request(client: redis.Redis, delay_s: float | None = None) -> bool:
-    """Ask for a scrub after a forget: True when this call queued the task (a queued one that
-    has not started yet will see this forget's deletions too)."""
+def _clock(client: redis.Redis) -> float:
+    seconds, micros = client.time()
+    return seconds + micros / 1e6
+
+
+def request(client: redis.Redis, delay_s: float | None = None) -> None:
+    """Ask for a scrub of what a forget just deleted."""
     from memq.workers.app import app  # noqa: PLC0415  (the Celery app: a task to send)
 
     delay = wiring.settings().scrub_delay_s if delay_s is None else delay_s
-    if not client.set(REQUESTED, "1", nx=True, ex=int(delay) + 600):
-        return False
-    app.send_task("memq.scrub", countdown=delay)
-    return True
+    app.send_task("memq.scrub", args=(_clock(client),), countdown=delay)
 
 
 def _rewrite(client: redis.Redis, wait_s: float) -> str:
@@ -125,7 +129,12 @@ def scrub(*, wait_s: float = REWRITE_WAIT_S) -> ScrubReport:
     return report
 
 
-def run_requested() -> ScrubReport:
-    """The task's body: the request is taken first, so a forget from now on asks again."""
-    wiring.coord().r.delete(REQUESTED)
+def run_requested(forgot_at: float | None) -> ScrubReport | None:
+    """The task's body: scrub, unless a scrub started after the forget at ``forgot_at``
+    (then None)."""
+    client = wiring.coord().r
+    started = cast(str | None, client.get(STARTED))
+    if forgot_at is not None and started is not None and float(started) >= forgot_at:
+        return None
+    client.set(STARTED, repr(_clock(client)), ex=30 * 24 * 3600)
     return scrub(wait_s=0)

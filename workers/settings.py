@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     """characters of turn content a tenant may enqueue a second, and its burst (0: unlimited); a
     request over the burst is a 413"""
     rate_ingest_burst_chars: float = Field(default=4_000_000.0, ge=1)
+    public_url: str = Field(default="", json_schema_extra={"shown": "unset"})
+    """the URL people reach `memq serve` at (e.g. `https://memq.example.com`): https makes the
+    console's session cookie `Secure` whatever a proxy says; unset, it is `Secure` when the
+    request came over https"""
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     """the largest request body `memq serve` reads: a larger one is a 413 before it is parsed
     or its key checked"""

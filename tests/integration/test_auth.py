@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -292,7 +293,8 @@ def test_a_store_shard_down_leaves_reads_ready_degraded(worker: Worker, tmp_path
         key = new_key(A, "admin")
         reads = httpx.get(api.base + "/readyz", params={"path": "read"}, timeout=30)
         assert reads.status_code == 200, reads.text
-        assert reads.json() == {"ready": True, "write": True, "read": True, "degraded": True}
+        assert reads.json() | {"checked_at": ""} == {"ready": True, "write": True, "read": True,
+                                                     "degraded": True, "checked_at": ""}
         detailed = _call(api, "GET", "/readyz", key=key).json()
         assert [c["name"] for c in detailed["checks"] if not c["ok"]] == ["chroma[1]"]
     finally:
@@ -305,8 +307,8 @@ def test_a_store_down_leaves_the_write_path_ready(worker: Worker, tmp_path: Any)
         key = new_key(A, "admin")
         ready = httpx.get(api.base + "/readyz", timeout=30)
         assert ready.status_code == 200, ready.text
-        assert ready.json() == {"ready": True, "write": True, "read": False,
-                                "degraded": True}  # no details
+        assert ready.json() | {"checked_at": ""} == {  # no details
+            "ready": True, "write": True, "read": False, "degraded": True, "checked_at": ""}
         reads = httpx.get(api.base + "/readyz", params={"path": "read"}, timeout=30)
         assert reads.status_code == 503
         detailed = _call(api, "GET", "/readyz", key=key).json()
@@ -482,3 +484,108 @@ def test_hostile_bodies_are_refused_before_any_work(server: Api, keys: dict[str,
                      headers={"content-type": "application/json"}, timeout=120)
     assert big.status_code == 413 and "MEMQ_MAX_BODY_BYTES" in big.json()["detail"]
     assert _call(server, "GET", "/healthz").status_code == 200
+
+
+# -- the console's sessions -------------------------------------------------------------------
+COOKIE = "memq_console"
+
+
+def _sign_in(api: Api, key: str) -> httpx.Response:
+    return httpx.post(f"{api.base}/ui/login", data={"key": key, "next": "/ui/"},
+                      follow_redirects=False, timeout=60)
+
+
+def _form_token(api: Api, session: str, user: str) -> str:
+    page = httpx.get(f"{api.base}/ui/users/{user}/forget", cookies={COOKIE: session},
+                     timeout=60)
+    assert page.status_code == 200, page.text[:300]
+    return page.text.split('name="token" value="', 1)[1].split('"', 1)[0]
+
+
+def test_a_console_session_is_not_the_key(server: Api, keys: dict[str, str]) -> None:
+    user = _user("console")
+    first = _sign_in(server, keys["admin"])
+    assert first.status_code == 303
+    session = first.cookies[COOKIE]
+    assert keys["admin"] not in first.headers["set-cookie"] and len(session) >= 40
+    assert "httponly" in first.headers["set-cookie"].lower()
+    # the key itself as the cookie signs no one in
+    raw = httpx.get(f"{server.base}/ui/", cookies={COOKIE: keys["admin"]},
+                    follow_redirects=False)
+    assert raw.status_code == 303 and "/ui/login" in raw.headers["location"]
+    # each session has its own form token: another session's is refused
+    other = _sign_in(server, keys["admin"]).cookies[COOKIE]
+    mine, theirs = _form_token(server, session, user), _form_token(server, other, user)
+    assert mine != theirs
+    refused = httpx.post(f"{server.base}/ui/users/{user}/forget", cookies={COOKIE: session},
+                         data={"token": theirs}, follow_redirects=False)
+    assert refused.status_code == 403, refused.text[:300]
+    # logout ends the session on the server: a copied cookie opens nothing afterwards
+    out = httpx.post(f"{server.base}/ui/logout", cookies={COOKIE: session},
+                     follow_redirects=False)
+    assert out.status_code == 303
+    after = httpx.get(f"{server.base}/ui/", cookies={COOKIE: session}, follow_redirects=False)
+    assert after.status_code == 303 and "/ui/login" in after.headers["location"]
+    assert httpx.get(f"{server.base}/ui/", cookies={COOKIE: other}).status_code == 200
+    # revoking the key ends its sessions at once
+    doomed = new_key(A, "read")
+    held = _sign_in(server, doomed).cookies[COOKIE]
+    assert httpx.get(f"{server.base}/ui/", cookies={COOKIE: held}).status_code == 200
+    memq("keys", "revoke", doomed)
+    gone = httpx.get(f"{server.base}/ui/", cookies={COOKIE: held}, follow_redirects=False)
+    assert gone.status_code == 303
+
+
+def test_console_sign_in_attempts_are_throttled(server: Api, keys: dict[str, str]) -> None:
+    import redis
+
+    from integration.conftest import REDIS_URL
+
+    bucket = "memq:auth:rate:sign-in:address:127.0.0.1"
+    r = redis.Redis.from_url(REDIS_URL)
+    r.delete(bucket)
+    try:
+        bad = "mq_0000000000000000_" + "x" * 43
+        statuses = [_sign_in(server, bad).status_code for _ in range(25)]
+        assert statuses[:20] == [401] * 20 and statuses[-1] == 429, statuses
+        # a good key waits too: the address is throttled, not the key
+        throttled = _sign_in(server, keys["read"])
+        assert throttled.status_code == 429 and "Retry-After" in throttled.headers
+    finally:
+        r.delete(bucket)
+    assert _sign_in(server, keys["read"]).status_code == 303
+
+
+def test_refused_calls_are_in_the_access_record(server: Api, keys: dict[str, str]) -> None:
+    user = _user("refused")
+    # a scope the key lacks: its tenant's record, with the user of the path
+    assert _call(server, "DELETE", f"/v1/users/{user}", key=keys["read"]).status_code == 403
+    # a revoked key: still its tenant's
+    revoked = _call(server, "GET", f"/v1/users/{user}/memories", key=keys["revoked"])
+    assert revoked.status_code == 401
+    # a key id no tenant has: the operator's record of refusals, with the caller's address
+    ghost_id = uuid.uuid4().hex[:16]
+    ghost = f"mq_{ghost_id}_" + "y" * 43
+    assert _call(server, "GET", f"/v1/users/{user}/memories", key=ghost).status_code == 401
+    record = _call(server, "GET", "/v1/access", key=keys["admin"], limit=200).json()
+    mine = {(e["status"], e["key"]) for e in record if e["user"] == user}
+    assert ("403", keys["read"].split("_")[1]) in mine, record[:5]
+    assert ("401", keys["revoked"].split("_")[1]) in mine, record[:5]
+    assert not any(e["key"] == ghost_id for e in record)
+    refused = json.loads(memq("keys", "access", "--refused", "--json").stdout)
+    (entry,) = [e for e in refused if e["key"] == ghost_id]
+    assert entry["status"] == "401" and entry["user"] == user and entry["address"]
+    assert memq("keys", "access", check=False).returncode != 0  # --tenant or --refused
+
+
+def test_readyz_probes_the_stores_at_most_once_in_a_while(server: Api) -> None:
+    # without a key: answered from a probe at most READY_TTL_S old, so a flood of them costs
+    # the stores nothing more
+    started = time.monotonic()
+    answers = [httpx.get(f"{server.base}/readyz", params={"path": "read"}, timeout=30)
+               for _ in range(50)]
+    took = time.monotonic() - started
+    assert all(a.status_code == 200 and a.json()["ready"] for a in answers)
+    assert "checks" not in answers[0].json()  # the details are an admin's
+    probes = {a.json()["checked_at"] for a in answers}
+    assert len(probes) <= took / 2.0 + 2, (len(probes), took)

@@ -214,14 +214,18 @@ def test_forget_from_the_console_removes_the_memory_everywhere(
     assert [r.get_attribute("data-memory") for r in _by_css(browser, "tr.entry")] == [tea]
     assert "green tea" not in _by_css(browser, "#audit")[0].text
     # a form without the page's token (another site's) changes nothing
-    cookie = {"memq_console": keys["forget"]}
+    signed_in = httpx.post(f"{server.base}/ui/login", data={"key": keys["forget"]},
+                           follow_redirects=False)
+    cookie = {"memq_console": signed_in.cookies["memq_console"]}
     lisbon = next(m["id"] for m in memories if "Lisbon" in m["content"])
     for token in ("", "0" * 64):
         res = httpx.post(f"{server.base}/ui/users/{user_id}/forget", cookies=cookie,
                          data={"token": token, "memory": lisbon}, follow_redirects=False)
         assert res.status_code in (403, 422), res.text
+    reader = httpx.post(f"{server.base}/ui/login", data={"key": keys["read"]},
+                        follow_redirects=False).cookies["memq_console"]
     res = httpx.post(f"{server.base}/ui/users/{user_id}/forget",
-                     cookies={"memq_console": keys["read"]}, data={"token": "x"})
+                     cookies={"memq_console": reader}, data={"token": "x"})
     assert res.status_code == 403 and "may not forget" in res.text
     with _http(keys) as http:
         assert http.get(f"{server.base}/v1/users/{user_id}/memories/{lisbon}").status_code == 200

@@ -40,6 +40,9 @@ async def _session(target: Any, user: str, other: str) -> dict[str, Any]:
         out["context"] = _data(await client.call_tool(
             "get_context", {"query": "where does the user live?", "max_tokens": 200}))
         out["memories"] = _data(await client.call_tool("list_memories", {}))
+        # a failure reaches the model as one line with its cause
+        out["too_long"] = await client.call_tool("remember", {"turns": [
+            {"role": "user", "content": "x" * 40_000}]})
         # a tool cannot name another user: there is no such argument
         out["other"] = await client.call_tool("search_memory", {"query": "x", "user_id": other})
         if out["memories"]:
@@ -53,6 +56,12 @@ def _check(out: dict[str, Any]) -> None:
     assert out["tools"] == ["forget_memory", "get_context", "list_memories", "remember",
                             "search_memory"]
     assert out["remember"]["states"] == ["done"]
+    too_long = out["too_long"]
+    assert too_long.is_error
+    message = too_long.content[0].text
+    assert message.startswith("Error executing tool remember: content: ") and (
+        "32000" in message), message
+    assert "\n" not in message and "Traceback" not in message
     assert any("Lisbon" in h["content"] for h in out["search"]), out["search"]
     assert "Lisbon" in out["context"]
     assert [m["content"] for m in out["memories"]] == ["The user lives in Lisbon."]
