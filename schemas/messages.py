@@ -21,6 +21,9 @@ Role = Literal["user", "assistant", "system", "tool"]
 
 # Ids travel in Redis keys, Chroma metadata and Neo4j properties: keep them plain.
 _ID_PATTERN = r"^[A-Za-z0-9_.:@\-]{1,128}$"
+# A tenant owns user ids: the stores see "<tenant>:<user id>" (workers.auth.tenant_user), so a
+# tenant's name has no ":".
+TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
 
 # What the door accepts. Event times from the Unix epoch to 2100: the stores keep times as
 # epoch seconds, and a turn dated outside would poison its user's later batches.

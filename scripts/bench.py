@@ -435,10 +435,10 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     CPU time the hypervisor took (steal, /proc/stat): a vCPU not running is a wait no
     scheduler setting on the guest can shorten."""
     os.environ["MEMQ_REDIS_DB"] = "12"
-    import memq
     from memq.workers import wiring
+    from memq.workers.api import StoresClient
 
-    client = memq.Client()
+    client = StoresClient()  # the stores' ids: the bench names its users
     rng = random.Random(5)
     words = ["the", "user", "said", "they", "will", "move", "to", "lisbon", "next", "spring",
              "with", "their", "dog"]
@@ -582,7 +582,7 @@ def bench_recall(args: argparse.Namespace) -> None:
     from recall_corpus import corpus
 
     from memq.workers import wiring
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
     from memq.workers.lifecycle import search
 
     convs = corpus(args.seed)
@@ -909,7 +909,7 @@ def bench_cold(args: argparse.Namespace) -> None:
     import memory_bench
 
     from memq.workers import wiring
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
 
     wiring.configure_logging("WARNING")  # not a line per forgotten user
     repo = Path(__file__).resolve().parents[1]

@@ -122,7 +122,7 @@ def judge(case: Case, memories: list[Any], audit: list[Any]) -> Outcome:
 
 
 def run(args: argparse.Namespace, ingest: Callable[..., float]) -> None:
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
     from memq.workers.client import parse_lines
 
     cases = load(args.dataset)

@@ -300,7 +300,7 @@ def forgetting_at_the_end() -> Iterator[None]:
 
 
 def run_memq(turns: list[dict[str, str]], workers: Workers, stub: Stub) -> dict[str, Any]:
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
 
     client, tag = Client(), uuid.uuid4().hex[:8]
     users: set[str] = set()
@@ -337,7 +337,7 @@ def run_memq(turns: list[dict[str, str]], workers: Workers, stub: Stub) -> dict[
 
 def warm_up(workers: Workers, stub: Stub, n: int) -> None:
     """A session for each of 2n throwaway users, so every worker has loaded its models."""
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
 
     client = Client()
     latency, stub.latency_s = stub.latency_s, 0.0

@@ -3,8 +3,8 @@ Chromium (Debian's, through its chromedriver: nothing downloads a browser) again
 services, so a reviewer can look without running anything else.
 
 By default it serves the console itself for the span of the run (``memq serve`` on a free
-loopback port, with ``MEMQ_AUTH=off``: the CLI's users, such as the demo's, belong to no
-tenant) and shows ``demo-user`` (``scripts/demo`` makes it). ``--url`` and ``--key`` take an
+loopback port, with ``MEMQ_AUTH=off``: it shows the users of ``MEMQ_TENANT``, the CLI's, such
+as the demo's) and shows ``demo-user`` (``scripts/demo`` makes it). ``--url`` and ``--key`` take an
 existing ``memq serve`` instead, signing in with the key; ``--user`` names another user.
 
 Also the browser factory of the console's tests (``tests/integration/test_console.py``).

@@ -136,7 +136,7 @@ def _prepare(args: Any, convs: Sequence[Any], client: Any, ingest: Callable[...,
 
 def run(args: Any, ingest: Callable[..., float]) -> None:
     from memq.workers import wiring
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
 
     try:
         fmt, convs = memory_bench.load(args.dataset)

@@ -218,7 +218,7 @@ def _mean(xs: Sequence[float]) -> float:
 
 def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     from memq.workers import wiring
-    from memq.workers.api import Client
+    from memq.workers.api import StoresClient as Client  # the stores' ids
     from memq.workers.lifecycle import search
 
     try:

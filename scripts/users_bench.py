@@ -215,7 +215,7 @@ def run(args: Any) -> list[dict[str, Any]]:
     with scratch_stack() as env:
         os.environ.update(env)  # before memq's settings are first read
         from memq.workers import wiring
-        from memq.workers.api import Client
+        from memq.workers.api import StoresClient as Client  # the stores' ids
 
         wiring.configure_logging("WARNING")
         worker = subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",

@@ -10,17 +10,24 @@ is a recall, which raises the memories' importance and resets their decay clock.
 
 Configuration comes from ``MEMQ_*`` environment variables or a ``.env`` file
 (``memq.workers.settings``), the same for the CLI, the workers and the HTTP API.
+
+**One namespace rule** (``workers.auth.tenant_user``): the stores see ``<tenant>:<user id>``
+whichever door a user id came through. A key's tenant over HTTP; here, with no key, the
+client's ``tenant`` (default ``MEMQ_TENANT``, ``local``). What the client returns names users
+as the caller does. :class:`StoresClient` takes the stores' ids as they are, for the front
+doors that applied a tenant already (the HTTP API, the console).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +39,8 @@ if TYPE_CHECKING:
     from memq.schemas import AuditEntry, StoredMemory
     from memq.workers.forget import ForgetReport
 
-__all__ = ["AsyncClient", "Client", "Message", "Status", "messages_to_batches"]
+__all__ = ["AsyncClient", "Client", "Message", "Status", "StoresClient", "messages_to_batches"]
+T = TypeVar("T")
 
 
 class Message(BaseModel):
@@ -98,7 +106,40 @@ class Status:
 
 
 class Client:
-    """Sync agent API. Cheap to construct; connections are opened on first use."""
+    """Sync agent API. Cheap to construct; connections are opened on first use. ``tenant``
+    owns the user ids it is given (default ``MEMQ_TENANT``)."""
+
+    def __init__(self, *, tenant: str | None = None) -> None:
+        self._tenant = tenant
+
+    @property
+    def tenant(self) -> str:
+        from memq.workers import auth, wiring  # noqa: PLC0415
+
+        if self._tenant is None:
+            self._tenant = wiring.settings().tenant
+        return auth.check_tenant(self._tenant)
+
+    def stores_id(self, user_id: str) -> str:
+        """The id the stores know this client's user ``user_id`` by (``<tenant>:<id>``);
+        ValueError for an id outside the alphabet or too long."""
+        from memq.workers import auth  # noqa: PLC0415
+
+        return auth.tenant_user(self.tenant, user_id)
+
+    def caller_id(self, stored: str | None) -> str | None:
+        """The caller's id of a stored user id; None when it is not this tenant's."""
+        from memq.workers import auth  # noqa: PLC0415
+
+        return auth.external_user(self.tenant, stored)
+
+    def _own(self, batches: Iterable[IngestBatch]) -> list[IngestBatch]:
+        return [b.model_copy(update={"user_id": self.stores_id(b.user_id)}) for b in batches]
+
+    def _shown(self, items: list[T]) -> list[T]:
+        """Models (memories, audit entries) with ``user_id`` as the caller names it."""
+        return [m.model_copy(update={"user_id": self.caller_id(m.user_id)})  # type: ignore[attr-defined]
+                for m in items]
 
     def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
             session_id: str | None = None, *,
@@ -118,12 +159,16 @@ class Client:
         """``enqueue``, answering (delivery id, batch id as the audit trail names it)."""
         from memq.workers.client import enqueue  # noqa: PLC0415
 
-        return [(p.delivery_id, p.batch_id) for p in enqueue(list(batches))]
+        return [(p.delivery_id, p.batch_id) for p in enqueue(self._own(batches))]
+
+    def _status(self, row: dict[str, Any]) -> Status:
+        st = Status(**row)
+        return dataclasses.replace(st, user_id=self.caller_id(st.user_id)) if st.user_id else st
 
     def status(self, delivery_ids: Sequence[str]) -> list[Status]:
         from memq.workers import wiring  # noqa: PLC0415
 
-        return [Status(**row) for row in wiring.coord().statuses(list(delivery_ids))]
+        return [self._status(row) for row in wiring.coord().statuses(list(delivery_ids))]
 
     def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
         """Block until every delivery is done or dead-lettered (woken as each one finishes,
@@ -131,7 +176,7 @@ class Client:
         from memq.workers import wiring  # noqa: PLC0415
 
         rows = wiring.coord().await_finished(list(delivery_ids), timeout)
-        statuses = [Status(**row) for row in rows]
+        statuses = [self._status(row) for row in rows]
         if not all(s.finished for s in statuses):
             waiting = sum(not s.finished for s in statuses)
             raise TimeoutError(f"{waiting} of {len(statuses)} deliveries still in flight "
@@ -153,7 +198,7 @@ class Client:
 
         filtered = any(f is not None for f in (threshold, types, kinds, since, until,
                                                statuses))
-        hits = search(user_id, query, min(100, 3 * k) if filtered else k,
+        hits = search(self.stores_id(user_id), query, min(100, 3 * k) if filtered else k,
                       now or datetime.now(UTC), record=record)
         if not filtered:
             return hits
@@ -176,41 +221,68 @@ class Client:
         if offset < 0 or (limit is not None and limit < 1):
             raise ValueError(f"limit {limit}, offset {offset}: limit 1 or more, offset 0 or more")
         # the graph: the state of record (Chroma, its index, may trail it after a crash)
-        found = wiring.graph_for(user_id).read_memories(user_id, include_inactive=include_inactive,
-                                             as_of=as_of)
-        return found[offset:] if limit is None else found[offset:offset + limit]
+        user = self.stores_id(user_id)
+        found = wiring.graph_for(user).read_memories(user, include_inactive=include_inactive,
+                                                     as_of=as_of)
+        return self._shown(found[offset:] if limit is None else found[offset:offset + limit])
 
     def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
         """One memory of the user, as the state of record holds it (any status)."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        found = wiring.graph_for(user_id).get(user_id, [memory_id])
+        user = self.stores_id(user_id)
+        found = self._shown(wiring.graph_for(user).get(user, [memory_id]))
         return found[0] if found else None
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph_for(user_id).facts(user_id)
+        user = self.stores_id(user_id)
+        return wiring.graph_for(user).facts(user)
 
     def audit(self, user_id: str, memory_id: str | None = None, *,
               batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         """The audit trail: the user's, one memory's, or what some batches did."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph_for(user_id).audit(user_id, memory_id, batch_ids=batch_ids)
+        user = self.stores_id(user_id)
+        return self._shown(wiring.graph_for(user).audit(user, memory_id, batch_ids=batch_ids))
 
     def owner(self, memory_id: str) -> str | None:
-        """Whose memory this id is (None: no such memory)."""
+        """Whose memory this id is (None: no such memory, or another tenant's)."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return next((u for g in wiring.graphs() if (u := g.owner(memory_id))), None)
+        return self.caller_id(next((u for g in wiring.graphs() if (u := g.owner(memory_id))),
+                                   None))
 
     def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The metadata the producer gave these turns (``<session>/<turn>``), where any."""
         from memq.workers import wiring  # noqa: PLC0415
 
-        return wiring.graph_for(user_id).turn_metadata(user_id, refs)
+        user = self.stores_id(user_id)
+        return wiring.graph_for(user).turn_metadata(user, refs)
+
+    def users(self) -> list[str]:
+        """This client's tenant's users, sorted."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        return sorted(u for u in (self.caller_id(s) for s in wiring.all_users()) if u)
+
+    def latest_turn(self, user_id: str, prefix: str) -> dict[str, Any] | None:
+        """The user's newest turn whose reference (``<session>/<turn>``) starts with
+        ``prefix``: ref, text, metadata, created_at, event_at; None when there is none."""
+        from memq.workers import wiring  # noqa: PLC0415
+
+        user = self.stores_id(user_id)
+        return wiring.graph_for(user).latest_turn(user, prefix)
+
+    def forget_turns(self, user_id: str, prefix: str) -> int:
+        """Forget the user's turns whose reference starts with ``prefix`` and the memories
+        made from them, in every store; the number of turns."""
+        from memq.workers.forget import forget_turns  # noqa: PLC0415
+
+        return forget_turns(self.stores_id(user_id), prefix)
 
     def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20,
                 now: datetime | None = None) -> str:
@@ -223,8 +295,9 @@ class Client:
         if max_tokens < 1:
             raise ValueError(f"max_tokens is {max_tokens}: 1 or more")
         hits = self.search(user_id, query, k, now=now or datetime.now(UTC))
-        before = wiring.graph_for(user_id).turns_before(
-            user_id, [h.id for h in hits if h.type == "episode"])
+        user = self.stores_id(user_id)
+        before = wiring.graph_for(user).turns_before(
+            user, [h.id for h in hits if h.type == "episode"])
         return render_context(hits, max_tokens, before=before, query=query)
 
     def correct(self, user_id: str, memory_id: str, text: str) -> StoredMemory:
@@ -233,7 +306,7 @@ class Client:
         as it now is. LookupError when the user has no such current memory."""
         from memq.workers.correct import correct_memory  # noqa: PLC0415
 
-        return correct_memory(user_id, memory_id, text)
+        return self._shown([correct_memory(self.stores_id(user_id), memory_id, text)])[0]
 
     def forget(self, user_id: str, memory_id: str | None = None, *,
                with_sources: bool = False) -> ForgetReport:
@@ -241,9 +314,22 @@ class Client:
         stay unless ``with_sources`` (a user's go with the user)."""
         from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
-        if memory_id:
-            return forget_memory(user_id, memory_id, with_sources=with_sources)
-        return forget_user(user_id)
+        user = self.stores_id(user_id)
+        report = (forget_memory(user, memory_id, with_sources=with_sources) if memory_id
+                  else forget_user(user))
+        return dataclasses.replace(report, user_id=user_id)
+
+
+class StoresClient(Client):
+    """The agent API over the stores' own user ids (``acme:u42``), for the front doors that
+    applied a tenant already (the HTTP API, the console) and for tools that work across
+    tenants (benchmarks, the stress test)."""
+
+    def stores_id(self, user_id: str) -> str:
+        return user_id
+
+    def caller_id(self, stored: str | None) -> str | None:
+        return stored
 
 
 def _check_k(k: int, most: int = 100) -> None:
@@ -271,8 +357,8 @@ class AsyncClient:
     """The same API for asyncio agents: each call runs the sync client in a worker thread
     (the store drivers are sync), so the event loop never blocks."""
 
-    def __init__(self) -> None:
-        self._sync = Client()
+    def __init__(self, *, tenant: str | None = None) -> None:
+        self._sync = Client(tenant=tenant)
 
     async def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
                   session_id: str | None = None, *,

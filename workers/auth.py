@@ -7,7 +7,9 @@ The one owner of authentication and tenancy for the front doors (``memq serve``,
   A key is printed once, by ``memq keys create``; revoking keeps the record (listed, refused).
 - **Tenants** own users. The stores see ``<tenant>:<user id>`` (:func:`tenant_user`), so a key
   of tenant A names only A's users, whatever id it sends: isolation is by construction, in
-  every store, with no per-store check to forget. A tenant name has no ``:``.
+  every store, with no per-store check to forget. A tenant name has no ``:``. Every door
+  without a key (``memq.Client``, the CLI, LangGraph, mem0, MCP ``--local``, ``MEMQ_AUTH=off``)
+  uses ``MEMQ_TENANT`` the same way, so no name of any door reaches another tenant's users.
 - **Scopes**: ``read`` (memories, facts, audit, search, context, delivery states), ``write``
   (enqueue), ``forget``, and ``admin`` (all of those in its tenant, plus the operator routes:
   metrics, readiness details, the tenant's access record).
@@ -30,10 +32,11 @@ from typing import Any, cast
 
 import redis
 
+from memq.schemas.messages import TENANT_PATTERN
 from memq.workers.coord import lua
 
 SCOPES = ("read", "write", "forget", "admin")
-TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+TENANT_RE = re.compile(TENANT_PATTERN)
 USER_RE = re.compile(r"^[A-Za-z0-9_.:@\-]+$")  # schemas.messages' id alphabet
 MAX_INTERNAL_ID = 128  # schemas.messages: a user id is at most 128 characters
 KEY_RE = re.compile(r"^mq_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")

@@ -34,7 +34,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     """A file is read whole; standard input is published as it arrives (every 500 lines, or
     when it has been quiet for 0.2 s), so a producer that pipes a conversation turn by turn
     is not held until its end."""
-    from memq.workers.client import enqueue, line_chunks, parse_lines  # noqa: PLC0415
+    import dataclasses  # noqa: PLC0415
+
+    from memq.workers.client import LineError, enqueue, line_chunks, parse_lines  # noqa: PLC0415
 
     published, errors = [], []
     if args.file == "-":
@@ -46,13 +48,22 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"memq: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
             return 2
+    client = _local(args)
     line = 1
     for chunk in chunks:
-        batches, bad = parse_lines(chunk, start=line)
+        parsed, bad = parse_lines(chunk, start=line)
         line += len(chunk)
+        batches = []
+        for batch in parsed:  # the tenant's users (MEMQ_TENANT, --tenant), as every door's
+            try:
+                batches.append(batch.model_copy(
+                    update={"user_id": client.stores_id(batch.user_id)}))
+            except ValueError as exc:
+                bad.append(LineError(0, f"user {batch.user_id[:40]!r}: {exc}"))
         for err in bad:
             print(f"line {err.line}: rejected: {err.reason}", file=sys.stderr, flush=True)
-        sent = enqueue(batches)
+        sent = [dataclasses.replace(p, user_id=client.caller_id(p.user_id) or p.user_id)
+                for p in enqueue(batches)]
         for pub in sent if not args.json else ():
             print(f"published {pub.turns} turn(s) of user {pub.user_id} session "
                   f"{pub.session_id} as {pub.batch_id} (delivery {pub.delivery_id})", flush=True)
@@ -133,14 +144,8 @@ def cmd_memories(args: argparse.Namespace) -> int:
     as_of = None
     if args.as_of:
         as_of = _when(args.as_of, "--as-of")
-    remote = _remote()
-    if remote is not None:
-        found = remote.memories(args.user, include_inactive=args.all, as_of=as_of)
-    else:
-        from memq.workers import wiring  # noqa: PLC0415
-
-        found = wiring.graph_for(args.user).read_memories(args.user, include_inactive=args.all,
-                                                          as_of=as_of)
+    reader = _remote() or _local(args)
+    found = reader.memories(args.user, include_inactive=args.all, as_of=as_of)
     if args.json:
         _print_json([m.model_dump(mode="json") for m in found])
     else:
@@ -150,9 +155,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-
-    entries = wiring.graph_for(args.user).audit(args.user, args.memory)
+    entries = _local(args).audit(args.user, args.memory)
     if args.json:
         _print_json([e.model_dump(mode="json") for e in entries])
         return 0
@@ -163,9 +166,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-
-    rows = wiring.graph_for(args.user).facts(args.user)
+    rows = _local(args).facts(args.user)
     if args.json:
         _print_json(rows)
         return 0
@@ -216,6 +217,28 @@ def _remote() -> Any:
     return HttpClient()
 
 
+def _local(args: argparse.Namespace) -> Any:
+    """The stores, for the users of ``--tenant`` (default ``MEMQ_TENANT``): the CLI names
+    users as every door does, ``<tenant>:<user>`` in the stores."""
+    from memq.workers import auth  # noqa: PLC0415
+    from memq.workers.api import Client  # noqa: PLC0415
+
+    tenant = getattr(args, "tenant", None)
+    if tenant:
+        try:
+            auth.check_tenant(tenant)
+        except auth.AuthError as exc:
+            raise UsageError(f"--tenant: {exc}") from None
+    return Client(tenant=tenant)
+
+
+def _stores_id(args: argparse.Namespace) -> str:
+    try:
+        return str(_local(args).stores_id(args.user))
+    except ValueError as exc:
+        raise UsageError(f"--user: {exc}") from None
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from memq.workers.api import hit_json  # noqa: PLC0415
 
@@ -223,9 +246,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if remote is not None:
         hits = remote.search(args.user, args.query, args.k, record=args.record)
     else:
-        from memq.workers.lifecycle import search  # noqa: PLC0415
-
-        hits = search(args.user, args.query, args.k, _now(args), record=args.record)
+        hits = _local(args).search(args.user, args.query, args.k, record=args.record,
+                                   now=_now(args))
     rows = [hit_json(h) for h in hits]
     if args.json:
         _print_json(rows)
@@ -238,9 +260,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from memq.workers.api import Client  # noqa: PLC0415
-
-    reader = _remote() or Client()
+    reader = _remote() or _local(args)
     block = reader.context(args.user, args.query, max_tokens=args.max_tokens, k=args.k)
     if args.json:
         _print_json({"user_id": args.user, "context": block, "chars": len(block)})
@@ -407,7 +427,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                          "machine's stores directly")
     from memq.workers.mcp import serve  # noqa: PLC0415
 
-    serve(args.user, args.transport, args.host, args.port)
+    serve(args.user, args.transport, args.host, args.port, tenant=args.tenant)
     return 0
 
 
@@ -416,7 +436,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from memq.workers.lifecycle import timed  # noqa: PLC0415
 
     now = _now(args)
-    users = [args.user] if args.user else wiring.all_users()
+    users = [_stores_id(args)] if args.user else wiring.all_users()
     total = 0.0
     rows = []
     for user in users:
@@ -436,16 +456,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     from memq.pipeline.errors import TransientError  # noqa: PLC0415
-    from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
 
     try:
-        report = (forget_memory(args.user, args.memory, with_sources=args.with_sources)
-                  if args.memory else forget_user(args.user))
+        report = _local(args).forget(args.user, args.memory,
+                                     with_sources=args.with_sources)
         if args.purge and not args.memory:
             from memq.workers import wiring  # noqa: PLC0415
 
             # the tombstones too: demo and test data
-            wiring.graph_for(args.user).delete_user(args.user)
+            user = _stores_id(args)
+            wiring.graph_for(user).delete_user(user)
     except TransientError as exc:
         print(f"memq: {exc}", file=sys.stderr)
         return 1
@@ -518,7 +538,7 @@ def cmd_move_user(args: argparse.Namespace) -> int:
     from memq.workers.shards import UserBusy, move  # noqa: PLC0415
 
     try:
-        done = move(args.user, neo4j=args.neo4j, chroma=args.chroma, wait_s=args.wait)
+        done = move(_stores_id(args), neo4j=args.neo4j, chroma=args.chroma, wait_s=args.wait)
     except (UserBusy, ValueError, TransientError) as exc:
         print(f"memq: {exc}", file=sys.stderr)
         return 1
@@ -554,7 +574,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.check import check_lines, check_user  # noqa: PLC0415
 
-    users = [args.user] if args.user else wiring.all_users()
+    users = [_stores_id(args)] if args.user else wiring.all_users()
     checked = [check_user(u, repair=args.repair) for u in users]
     memories = sum(c.memories for c in checked)
     found = sum(len(c.found) for c in checked)
@@ -626,7 +646,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--local", action="store_true",
-                   help="open the stores directly (no MEMQ_API_URL): one machine, no tenant")
+                   help="open the stores directly (no MEMQ_API_URL): one machine, the users "
+                        "of MEMQ_TENANT (--tenant)")
     p.set_defaults(fn=cmd_mcp)
     for name, fn in (("memories", cmd_memories), ("audit", cmd_audit), ("facts", cmd_facts),
                      ("search", cmd_search), ("forget", cmd_forget),
@@ -734,6 +755,11 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
                        "(run where its data directory is, best while Chroma is stopped)")
     p.add_argument("path", help="Chroma's data directory (chroma run --path) or chroma.sqlite3")
     p.set_defaults(fn=cmd_chroma_index)
+    tenant_help = ("the tenant whose user --user names (default MEMQ_TENANT): the stores see "
+                   "<tenant>:<user>; ignored over HTTP (MEMQ_API_URL), where the key's applies")
+    for name, command in sub.choices.items():
+        if name == "enqueue" or any("--user" in a.option_strings for a in command._actions):
+            command.add_argument("--tenant", help=tenant_help)
     return parser
 
 
@@ -745,7 +771,9 @@ def one_line(exc: BaseException) -> tuple[str, int]:
     from memq.pipeline.errors import PermanentError, TransientError  # noqa: PLC0415
 
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if isinstance(exc, UsageError):
+    from memq.workers.auth import AuthError  # noqa: PLC0415
+
+    if isinstance(exc, UsageError | AuthError):  # a bad tenant, scope or user id: usage
         return text, 2
     from memq.workers.http_client import ApiError  # noqa: PLC0415
 

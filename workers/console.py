@@ -86,8 +86,9 @@ class Viewer:
     form: str = ""
 
     @property
-    def tenant(self) -> str | None:
-        return self.key.tenant if self.key else None
+    def tenant(self) -> str:
+        """The key's tenant; with ``MEMQ_AUTH=off``, ``MEMQ_TENANT``."""
+        return self.key.tenant if self.key else wiring.settings().tenant
 
     @property
     def who(self) -> str:
@@ -328,12 +329,12 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         hits: list[Any] = []
         block = ""
         if q and q.strip():
-            from memq.workers.api import Client  # noqa: PLC0415
+            from memq.workers.api import StoresClient  # noqa: PLC0415
             from memq.workers.lifecycle import search_explained  # noqa: PLC0415
 
             now = datetime.now(UTC)
             hits = search_explained(internal, q, k, now)
-            block = Client().context(internal, q, max_tokens=max_tokens, now=now)
+            block = StoresClient().context(internal, q, max_tokens=max_tokens, now=now)
         top = max((s.score for _, s in hits), default=0.0) or 1.0
         return _user_page(request, "why.html", viewer, user_id, q=q or "", k=k,
                           max_tokens=max_tokens, hits=hits, block=block, top=top)
@@ -368,9 +369,9 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         _checked(request, viewer, token)
         internal = viewer.user(user_id)
         _record(request, viewer, user_id)
-        from memq.workers.api import Client  # noqa: PLC0415
+        from memq.workers.api import StoresClient  # noqa: PLC0415
 
-        report = Client().forget(internal, memory or None, with_sources=with_sources)
+        report = StoresClient().forget(internal, memory or None, with_sources=with_sources)
         log.info("console: forgot", memory=bool(memory), total=report.total)
         return _user_page(request, "forget.html", viewer, user_id, memory=None,
                           forgot=memory, report=report.to_json())
@@ -385,7 +386,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         gauges = metrics.gauges(coord)
         dead = [dict(d, user_id=viewer.sees(d.get("user_id")))
                 for d in coord.dead_letters()
-                if viewer.tenant is None or viewer.sees(d.get("user_id"))]
+                if viewer.sees(d.get("user_id"))]
         points = metrics.samples(coord.r, since=now - hours * 3600)
         charts = [
             ("Throughput: turns extracted a second", view.rates(points, "turns")),
@@ -413,7 +414,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
 
         published, refused, _ = requeue_dead(
             wiring.coord(), {delivery_id},
-            allowed=lambda e: viewer.tenant is None or bool(viewer.sees(e.get("user_id"))))
+            allowed=lambda e: bool(viewer.sees(e.get("user_id"))))
         if refused:
             raise HTTPException(422, refused[0][1])
         if not published:

@@ -230,6 +230,25 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
     return report
 
 
+def forget_turns(user_id: str, prefix: str) -> int:
+    """Forget the user's turns whose reference (``<session>/<turn>``) starts with ``prefix``
+    and every memory made from them, in every store (the LangGraph store's ``delete`` of a
+    key); the number of turns. Each memory is forgotten as :func:`forget_memory` does."""
+    graph = wiring.graph_for(user_id)
+    refs = sorted(graph.turn_refs(user_id, prefix))
+    if not refs:
+        return 0
+    wanted = set(refs)
+    for m in graph.read_memories(user_id, include_inactive=True):
+        if wanted & set(m.source_turn_ids):
+            forget_memory(user_id, m.id)
+    wiring.chroma_for(user_id).delete_episodes(user_id, refs)
+    graph.delete_episodes(user_id, refs)
+    scrub.request(wiring.coord().r)
+    log.info("forgot turns", user_id=user_id, turns=len(refs))
+    return len(refs)
+
+
 def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
                   lock_wait_s: float | None = None) -> ForgetReport:
     """Forget one memory of a user in every store; the user's other memories stay.

@@ -8,7 +8,8 @@ Every route but ``/healthz``, ``/readyz`` and the docs wants ``Authorization: Be
 (``memq keys create``; :mod:`memq.workers.auth`): the key's tenant owns the user ids it names
 (the stores see ``<tenant>:<user id>``), its scopes say what it may do. No or a bad key: 401;
 a scope the key lacks: 403; a delivery of another tenant reads as unknown. ``MEMQ_AUTH=off``
-serves every user to anyone who reaches the port (local development; said in the log).
+serves every user of ``MEMQ_TENANT`` to anyone who reaches the port (local development; said
+in the log): the same namespace rule as every door without a key.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from memq.pipeline.ports import Hit
 from memq.schemas import AuditEntry, StoredMemory, TurnLine
 from memq.workers import auth, wiring
 from memq.workers.api import (
-    Client,
     Message,
     Status,
+    StoresClient,
     hit_json,
     json_default,
     messages_to_batches,
@@ -56,7 +57,7 @@ _RECORDED = ("/v1/turns", "/v1/deliveries", "/v1/users", "/v1/search", "/v1/cont
 
 class AddRequest(BaseModel):
     user_id: str
-    messages: list[Message] = Field(min_length=1)
+    messages: list[Message] = Field(min_length=1, max_length=MAX_BODY_ITEMS)
     session_id: str | None = None
     metadata: dict[str, Any] | None = None  # kept on each turn
 
@@ -151,6 +152,24 @@ class Correction(BaseModel):
     text: str = Field(min_length=1, max_length=4_000)  # what the memory says from now on
 
 
+class StoredTurn(BaseModel):
+    """One turn as stored: its reference ``<session>/<turn>``, text and producer metadata."""
+
+    ref: str
+    text: str
+    metadata: dict[str, Any]
+    created_at: datetime
+    event_at: datetime
+
+
+class LatestTurn(BaseModel):
+    turn: StoredTurn | None  # None: no turn has that prefix
+
+
+class TurnsForgotten(BaseModel):
+    turns: int
+
+
 class StatusRequest(BaseModel):
     delivery_ids: list[str] = Field(min_length=1, max_length=1_000)
     # wait up to this long for every delivery to finish (done or dead-lettered)
@@ -165,8 +184,9 @@ class Caller:
     users: list[str] = field(default_factory=list)
 
     @property
-    def tenant(self) -> str | None:
-        return self.key.tenant if self.key else None
+    def tenant(self) -> str:
+        """The key's tenant; with ``MEMQ_AUTH=off``, ``MEMQ_TENANT`` (one rule for every door)."""
+        return self.key.tenant if self.key else wiring.settings().tenant
 
     def user(self, user_id: str) -> str:
         """The stores' id of the caller's user ``user_id``; 400 for an id that is not one."""
@@ -181,7 +201,7 @@ class Caller:
         return auth.externalize(self.tenant, value)
 
     def owns(self, internal_user: str | None) -> bool:
-        return self.tenant is None or auth.external_user(self.tenant, internal_user) is not None
+        return auth.external_user(self.tenant, internal_user) is not None
 
 
 def _one_line(exc: Exception) -> str:
@@ -252,7 +272,7 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                   description="Long-term memory for AI agents: enqueue turns, read memories. "
                               "Every /v1 route wants `Authorization: Bearer <key>` "
                               "(`memq keys create`).")
-    client = Client()
+    client = StoresClient()  # the routes pass the stores' ids (Caller.user)
     default_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -445,6 +465,27 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         if owner is None or not caller.owns(owner):
             return {"user_id": None}
         return {"user_id": auth.external_user(caller.tenant, owner)}
+
+    @app.get("/v1/users", response_model=list[str], summary="The caller's tenant's users")
+    def get_users(caller: Reader, limit: int = Query(default=1_000, ge=1, le=10_000),
+                  offset: int = Query(default=0, ge=0)) -> list[str]:
+        mine = sorted(u for u in (auth.external_user(caller.tenant, s)
+                                  for s in wiring.all_users()) if u)
+        return mine[offset:offset + limit]
+
+    @app.get("/v1/users/{user_id}/turns/latest", response_model=LatestTurn,
+             summary="The newest turn whose reference starts with a prefix")
+    def get_latest_turn(caller: Reader, user_id: str,
+                        prefix: str = Query(min_length=1, max_length=300)) -> dict[str, Any]:
+        """``prefix``: of ``<session>/<turn>`` (the LangGraph store keys its turns so);
+        ``turn`` null when none has it."""
+        return {"turn": client.latest_turn(caller.user(user_id), prefix)}
+
+    @app.delete("/v1/users/{user_id}/turns", response_model=TurnsForgotten,
+                summary="Forget turns by reference prefix, and the memories made from them")
+    def delete_turns(caller: Forgetter, user_id: str,
+                     prefix: str = Query(min_length=1, max_length=300)) -> dict[str, int]:
+        return {"turns": client.forget_turns(caller.user(user_id), prefix)}
 
     @app.post("/v1/users/{user_id}/turn-metadata", response_model=dict[str, dict[str, Any]],
               summary="The metadata the producer gave these turns")

@@ -82,6 +82,14 @@ def _report(row: dict[str, Any]) -> ForgetReport:
     return ForgetReport(**{k: v for k, v in row.items() if k != "total"})
 
 
+def _turn(answer: dict[str, Any]) -> dict[str, Any] | None:
+    row: dict[str, Any] | None = answer["turn"]
+    if row is None:
+        return None
+    return {**row, "created_at": datetime.fromisoformat(row["created_at"]),
+            "event_at": datetime.fromisoformat(row["event_at"])}
+
+
 def _status(row: dict[str, Any]) -> Status:
     return Status(delivery_id=row["delivery_id"], state=row["state"], user_id=row["user_id"],
                   reason=row["reason"])
@@ -173,6 +181,19 @@ class _Calls:
     @staticmethod
     def owner(memory_id: str) -> _Call:
         return _Call("GET", f"/v1/memories/{memory_id}/owner", lambda r: r["user_id"])
+
+    @staticmethod
+    def users() -> _Call:
+        return _Call("GET", "/v1/users", list)
+
+    @staticmethod
+    def latest_turn(user_id: str, prefix: str) -> _Call:
+        return _Call("GET", f"/v1/users/{user_id}/turns/latest", _turn, params={"prefix": prefix})
+
+    @staticmethod
+    def forget_turns(user_id: str, prefix: str) -> _Call:
+        return _Call("DELETE", f"/v1/users/{user_id}/turns", lambda r: int(r["turns"]),
+                     params={"prefix": prefix})
 
     @staticmethod
     def turn_metadata(user_id: str, refs: Sequence[str]) -> _Call:
@@ -314,6 +335,19 @@ class HttpClient:
         """Whose memory this id is, among the key's tenant's users (None: none)."""
         owner: str | None = self._do(_Calls.owner(memory_id))
         return owner
+
+    def users(self) -> list[str]:
+        """The key's tenant's users, sorted."""
+        return list(self._do(_Calls.users()))
+
+    def latest_turn(self, user_id: str, prefix: str) -> dict[str, Any] | None:
+        """The newest turn whose reference starts with ``prefix``; None when there is none."""
+        found: dict[str, Any] | None = self._do(_Calls.latest_turn(user_id, prefix))
+        return found
+
+    def forget_turns(self, user_id: str, prefix: str) -> int:
+        """Forget the turns whose reference starts with ``prefix`` and their memories."""
+        return int(self._do(_Calls.forget_turns(user_id, prefix)))
 
     def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
         return dict(self._do(_Calls.turn_metadata(user_id, refs)))

@@ -1,7 +1,9 @@
 """memq as a LangGraph store: ``graph.compile(store=MemqStore())``.
 
-A namespace is a memq user: ``("memories", "alice")`` is the user ``memories:alice``, so
-one namespace never reads another's items, by construction. The LangGraph store's calls
+A namespace is a memq user: ``("memories", "alice")`` is the user ``memories:alice`` of the
+store's tenant (``tenant=``, default ``MEMQ_TENANT``; the stores see
+``local:memories:alice``), so one namespace never reads another's items, and no namespace
+reaches another tenant's users, by construction. The LangGraph store's calls
 map to memq's:
 
 - ``put(namespace, key, value)`` enqueues the value as a user turn (its ``content`` or
@@ -14,7 +16,10 @@ map to memq's:
   and the value put); without a query, the user's current memories, newest first.
 - ``delete(namespace, key)`` (``put`` of None) forgets the key's turns and the memories made
   from them, in every store.
-- ``list_namespaces`` lists the users the graph knows, split on ``:``.
+- ``list_namespaces`` lists the tenant's users, split on ``:``.
+
+``MemqStore(api_url=…, api_key=…)`` does the same through ``memq serve``: the key's tenant owns
+the namespaces and its scopes hold (``read``, ``write`` to put, ``forget`` to delete).
 
 ``filter`` matches the item's value (equality). ``index`` is moot (memq indexes every turn
 and memory); a TTL is refused with a one-line reason (memories decay and expire by policy).
@@ -74,8 +79,17 @@ class MemqStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, *, wait: bool = False, timeout: float = 120.0) -> None:
-        self._client, self.wait, self.timeout = Client(), wait, timeout
+    def __init__(self, *, wait: bool = False, timeout: float = 120.0,
+                 tenant: str | None = None, api_url: str | None = None,
+                 api_key: str | None = None) -> None:
+        self._client: Any
+        if api_url is not None:  # through memq serve: the key's tenant and scopes
+            from memq.workers.http_client import HttpClient  # noqa: PLC0415
+
+            self._client = HttpClient(api_url, api_key=api_key)
+        else:
+            self._client = Client(tenant=tenant)
+        self.wait, self.timeout = wait, timeout
 
     # -- the one entry point LangGraph calls ---------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -122,10 +136,7 @@ class MemqStore(BaseStore):
             self._client.wait(ids, self.timeout)
 
     def _get(self, op: GetOp) -> Item | None:
-        from memq.workers import wiring  # noqa: PLC0415
-
-        user = _user(op.namespace)
-        turn = wiring.graph_for(user).latest_turn(user, _key_prefix(op.key))
+        turn = self._client.latest_turn(_user(op.namespace), _key_prefix(op.key))
         if turn is None:
             return None
         value = turn["metadata"].get("langgraph_value") or {"content": turn["text"]}
@@ -133,20 +144,9 @@ class MemqStore(BaseStore):
                     created_at=turn["created_at"], updated_at=turn["event_at"])
 
     def _delete(self, user: str, key: str) -> None:
-        from memq.workers import wiring  # noqa: PLC0415
-
-        graph = wiring.graph_for(user)
-        refs = set(graph.turn_refs(user, _key_prefix(key)))
-        if not refs:
-            return
-        for m in graph.read_memories(user, include_inactive=True):
-            if refs & set(m.source_turn_ids):
-                self._client.forget(user, m.id)
-        wiring.chroma_for(user).delete_episodes(user, sorted(refs))
-        graph.delete_episodes(user, sorted(refs))
+        self._client.forget_turns(user, _key_prefix(key))
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        from memq.workers import wiring  # noqa: PLC0415
 
         user = _user(op.namespace_prefix)
         wanted = op.offset + op.limit
@@ -154,7 +154,7 @@ class MemqStore(BaseStore):
         if op.query:
             hits = self._client.search(user, op.query, min(100, max(wanted * 2, 10)))
             refs = [r for h in hits for r in h.source_turn_ids]
-            meta = wiring.graph_for(user).turn_metadata(user, refs)
+            meta = self._client.turn_metadata(user, refs)
             for h in hits:
                 put = next((meta[r] for r in h.source_turn_ids if r in meta
                             and "langgraph_key" in meta[r]), None)
@@ -181,9 +181,7 @@ class MemqStore(BaseStore):
         return items[op.offset:wanted]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        from memq.workers import wiring  # noqa: PLC0415
-
-        found = sorted(tuple(u.split(":")) for u in wiring.all_users())
+        found = sorted(tuple(u.split(":")) for u in self._client.users())
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
             size = len(path)

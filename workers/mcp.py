@@ -4,8 +4,8 @@
 One server serves **one user**, named when it starts (``--user``): no tool takes a user id,
 so a model cannot read or write another user's memory whatever it asks. With ``MEMQ_API_URL``
 (and ``MEMQ_API_KEY``) set, the server talks to ``memq serve`` over HTTP with that key: the
-user is then the key's tenant's, and the key's scopes hold. Otherwise it reaches the stores
-directly, as ``memq.Client`` does (a host on the trusted network).
+user is then the key's tenant's, and the key's scopes hold. Otherwise (``--local``) it reaches
+the stores directly, as ``memq.Client`` does, for a user of ``MEMQ_TENANT`` (``--tenant``).
 
 Tools: ``remember`` (turns in; returns at once, or when applied with ``wait``),
 ``search_memory``, ``get_context`` (the prompt-ready block), ``list_memories`` and
@@ -53,7 +53,7 @@ class Turn(BaseModel):
     name: str | None = Field(default=None, description="who said it, when several people talk")
 
 
-def _client() -> _Memory:
+def _client(tenant: str | None = None) -> _Memory:
     from memq.workers import wiring  # noqa: PLC0415
 
     s = wiring.settings()
@@ -63,7 +63,7 @@ def _client() -> _Memory:
         return HttpClient()
     from memq.workers.api import Client  # noqa: PLC0415
 
-    return Client()
+    return Client(tenant=tenant)
 
 
 def _plain(value: Any) -> Any:
@@ -164,8 +164,9 @@ def build(user_id: str, client: _Memory | None = None) -> Any:
     return server
 
 
-def serve(user_id: str, transport: str, host: str, port: int) -> None:
-    server = build(user_id)
+def serve(user_id: str, transport: str, host: str, port: int,
+          tenant: str | None = None) -> None:
+    server = build(user_id, _client(tenant))
     if transport == "stdio":
         server.run("stdio")
     else:

@@ -4,7 +4,9 @@ The calls and results are mem0's (``{"results": [...]}`` of plain dicts, ``memor
 ``event`` ADD / UPDATE / DELETE), with memq underneath:
 
 - **Scope.** memq keeps each user's memories apart by construction. ``user_id`` is the memq
-  user; with only ``agent_id`` (or ``run_id``) the memq user is ``agent:<id>`` (``run:<id>``).
+  user; with only ``agent_id`` (or ``run_id``) the memq user is ``agent:<id>`` (``run:<id>``),
+  a user of the tenant like any other (the key's, or ``tenant=``: the stores see
+  ``local:agent:<id>``), so no agent id reaches another tenant.
   ``agent_id`` and ``run_id`` given beside a user are kept on the turns (metadata) and filter
   reads; ``run_id`` is also the memq session. Every read names its scope, as in mem0 2.x
   (``filters={"user_id": ...}``), or as in mem0 1.x (``user_id=...``).
@@ -111,17 +113,18 @@ class Memory:
     """mem0's ``Memory`` (sync). ``wait``: add returns once its turns are applied (mem0's
     semantics), within ``timeout`` seconds; False: at once. ``api_url`` (and ``api_key``):
     the same over HTTP (``memq serve``), scoped to the key's tenant and scopes; else the
-    stores directly, as ``memq.Client``."""
+    stores directly, as ``memq.Client``, for ``tenant`` (default ``MEMQ_TENANT``)."""
 
     def __init__(self, *, wait: bool = True, timeout: float = 300.0,
-                 api_url: str | None = None, api_key: str | None = None) -> None:
+                 api_url: str | None = None, api_key: str | None = None,
+                 tenant: str | None = None) -> None:
         self._client: Any
         if api_url is not None:
             from memq.workers.http_client import HttpClient  # noqa: PLC0415
 
             self._client = HttpClient(api_url, api_key=api_key)
         else:
-            self._client = Client()
+            self._client = Client(tenant=tenant)
         self.wait, self.timeout = wait, timeout
 
     # -- writing ------------------------------------------------------------------------------
@@ -316,8 +319,10 @@ class AsyncMemory:
     """mem0's ``AsyncMemory``: :class:`Memory`'s calls in a worker thread each."""
 
     def __init__(self, *, wait: bool = True, timeout: float = 300.0,
-                 api_url: str | None = None, api_key: str | None = None) -> None:
-        self._sync = Memory(wait=wait, timeout=timeout, api_url=api_url, api_key=api_key)
+                 api_url: str | None = None, api_key: str | None = None,
+                 tenant: str | None = None) -> None:
+        self._sync = Memory(wait=wait, timeout=timeout, api_url=api_url, api_key=api_key,
+                            tenant=tenant)
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)

@@ -25,6 +25,7 @@ reused), and a Chroma whose folder the workers cannot reach.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from memq.workers import wiring
 
 log = structlog.get_logger(__name__)
 
-STARTED = "memq:scrub:started"  # when the newest scrub started (Redis's clock)
+STARTED = "memq:scrub:started:"  # + what it scrubs: when the newest such scrub started
 REWRITE_WAIT_S = 120.0
 
 
@@ -133,8 +134,11 @@ def run_requested(forgot_at: float | None) -> ScrubReport | None:
     """The task's body: scrub, unless a scrub started after the forget at ``forgot_at``
     (then None)."""
     client = wiring.coord().r
-    started = cast(str | None, client.get(STARTED))
+    # a worker that reaches Chroma's folder scrubs more than one that does not: only a scrub
+    # of the same reach stands for this one
+    reach = STARTED + hashlib.sha256(wiring.settings().chroma_path.encode()).hexdigest()[:16]
+    started = cast(str | None, client.get(reach))
     if forgot_at is not None and started is not None and float(started) >= forgot_at:
         return None
-    client.set(STARTED, repr(_clock(client)), ex=30 * 24 * 3600)
+    client.set(reach, repr(_clock(client)), ex=30 * 24 * 3600)
     return scrub(wait_s=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -12,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memq.pipeline.policy import Thresholds
 from memq.schemas import Kind
+from memq.schemas.messages import TENANT_PATTERN
 
 if TYPE_CHECKING:
     from memq.pipeline.lifecycle import Policy
@@ -89,6 +91,11 @@ class Settings(BaseSettings):
     """`on`: every `/v1` route and `/metrics` want a key (`memq keys create`); `off`: no keys,
     every user open to anyone who reaches the port (local development only; logged at
     start)"""
+    tenant: str = "local"
+    """the tenant of every door without an API key (`memq.Client`, the CLI's `--user`, the
+    LangGraph store, mem0's `Memory`, `memq mcp --local`, `memq serve` with `MEMQ_AUTH=off`):
+    the stores see `<tenant>:<user id>` there too, so no name reaches another tenant's users;
+    a key of this tenant reads them over HTTP"""
     rate_requests_per_s: float = Field(default=100.0, ge=0)
     """requests a tenant may make a second, and its burst (a token bucket in Redis, shared by
     every API host; 0: unlimited); 429 with `Retry-After`"""
@@ -278,6 +285,9 @@ class Settings(BaseSettings):
             if not uri.startswith(("bolt://", "neo4j://", "bolt+s://", "neo4j+s://")):
                 raise ValueError(f"MEMQ_NEO4J_SHARDS: {uri!r} is not a bolt:// or neo4j:// URI")
         self.chroma_addresses()  # raises on a malformed entry
+        if not re.fullmatch(TENANT_PATTERN, self.tenant):
+            raise ValueError("MEMQ_TENANT is 1-32 characters of a-z, 0-9, '-' and '_', "
+                             f"starting with a letter or digit; got {self.tenant[:40]!r}")
         return self
 
     def graph_uris(self) -> list[str]:

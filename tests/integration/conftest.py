@@ -193,12 +193,22 @@ def demo_lines(user_id: str) -> str:
     return "\n".join(out) + "\n"
 
 
+LOCAL = "local"  # MEMQ_TENANT's default: the tenant of the CLI's and memq.Client's users
+
+
+def stored(user_id: str) -> str:
+    """The stores' id of a user the CLI or memq.Client named (``local:<user>``): one namespace
+    rule for every door (workers/api.py)."""
+    return f"{LOCAL}:{user_id}"
+
+
 def episodes(user_id: str) -> list[str]:
-    """The user's raw turns as stored in Chroma (read directly: search is approximate)."""
+    """The raw turns, as stored in Chroma (read directly: search is approximate), of a user
+    the CLI or memq.Client named."""
 
     from memq.pipeline.adapters.chroma import episode_fields
 
-    got = user_collection(user_id, "memq_episodes").get(include=["metadatas"])
+    got = user_collection(stored(user_id), "memq_episodes").get(include=["metadatas"])
     return sorted(str(episode_fields(m)["content"]) for m in got["metadatas"])
 
 

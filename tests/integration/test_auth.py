@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,9 @@ def _call(api: Api, method: str, path: str, body: Any = None, key: str | None = 
           headers: dict[str, str] | None = None, content: bytes | None = None,
           **params: Any) -> httpx.Response:
     sent = dict(headers or {})
+    if "?" in path:  # httpx's params replace a query in the URL
+        path, query = path.split("?", 1)
+        params = {**dict(urllib.parse.parse_qsl(query)), **params}
     if key is not None:
         sent["Authorization"] = f"Bearer {key}"
     if content is not None:
@@ -75,6 +79,9 @@ def _routes(user: str) -> list[tuple[str, str, Any, str]]:
         ("GET", f"/v1/users/{user}/audit", None, "read"),
         ("GET", "/v1/memories/m_none/owner", None, "read"),
         ("POST", f"/v1/users/{user}/turn-metadata", {"refs": ["s/t1"]}, "read"),
+        ("GET", "/v1/users", None, "read"),
+        ("GET", f"/v1/users/{user}/turns/latest?prefix=s/", None, "read"),
+        ("DELETE", f"/v1/users/{user}/turns?prefix=s/", None, "forget"),
         ("POST", "/v1/search", {"user_id": user, "query": "tea"}, "read"),
         ("POST", "/v1/context", {"user_id": user, "query": "tea"}, "read"),
         ("DELETE", f"/v1/users/{user}/memories/m_none", None, "forget"),
@@ -90,7 +97,7 @@ PUBLIC = {"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/o
 
 def test_every_route_is_in_the_matrix(server: Api) -> None:
     paths = set(httpx.get(server.base + "/openapi.json").json()["paths"])
-    covered = {p.replace(USER, "{user_id}").replace("m_none", "{memory_id}")
+    covered = {p.split("?")[0].replace(USER, "{user_id}").replace("m_none", "{memory_id}")
                .replace("d-none", "{delivery_id}") for _, p, _, _ in _routes(USER)}
     assert paths - PUBLIC <= covered, f"routes without an auth test: {paths - PUBLIC - covered}"
 

@@ -15,6 +15,7 @@ from integration.conftest import (
     demo_lines,
     memq,
     memq_json,
+    stored,
     user_collection,
     wait_done,
 )
@@ -67,14 +68,14 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     assert _searchable(user_id, mid[PM], "what is the user's job?")
 
     # (a) a memory's record vanishes from Chroma
-    user_collection(user_id).delete(ids=[mid[PM]])
+    user_collection(stored(user_id)).delete(ids=[mid[PM]])
     # (b) a Memory node claims another status, updated_at untouched
     assert _write(graph, "MATCH (m:Memory {id: $id}) SET m.status = $status RETURN count(m) AS n",
                   id=mid[BRIEF], status="archived") == 1
     # (c) the superseded CentOS memory's FACT edge is open again
     assert _write(graph, "MATCH ()-[r:FACT]->() WHERE r.user_id = $user AND r.memory_id = $id "
                          "SET r.expired_at = null, r.invalid_at = null RETURN count(r) AS n",
-                  user=user_id, id=mid[CENTOS]) == 1
+                  user=stored(user_id), id=mid[CENTOS]) == 1
     # (d) the Ubuntu Memory node is gone from the graph
     assert _write(graph, "MATCH (m:Memory {id: $id}) DETACH DELETE m RETURN count(*) AS n",
                   id=mid[UBUNTU]) == 1
@@ -88,7 +89,7 @@ def test_check_finds_and_repairs_planted_drift(user_id: str, graph: neo4j.Driver
     assert rc == 1
     for content, kind in ((PM, "missing_in_index"), (BRIEF, "differs"),
                           (CENTOS, "stale_facts"), (UBUNTU, "missing_in_graph")):
-        assert f"{kind} {mid[content]} of {user_id}" in out, out
+        assert f"{kind} {mid[content]} of {stored(user_id)}" in out, out
     assert "status: graph='archived' record='current'" in out
     res = memq("check", "--user", user_id, "--json", check=False)  # exits 1: drift
     assert res.returncode == 1
@@ -139,11 +140,11 @@ def test_unrepairable_drift_keeps_exit_code_one(user_id: str, graph: neo4j.Drive
                          "CREATE (u)-[:HAS_MEMORY]->(m:Memory {id: $id, user_id: $user, "
                          "status: 'current', content: 'An orphan.', valid_at: datetime(), "
                          "updated_at: datetime()}) RETURN count(m) AS n",
-                  user=user_id, id=orphan) == 1
+                  user=stored(user_id), id=orphan) == 1
     try:
         rc, out = _check("--user", user_id, "--repair")
         assert rc == 1
-        assert f"remains  differs {orphan} of {user_id}" in out, out
+        assert f"remains  differs {orphan} of {stored(user_id)}" in out, out
         assert "unrepairable: a damaged node, and no audit snapshot of its version" in out
         rc, out = _check("--user", user_id)
         assert rc == 1 and orphan in out
@@ -163,7 +164,7 @@ def test_reads_come_from_the_state_of_record_when_chroma_trails(user_id: str) ->
     wait_done()
     before = memq_json("memories", "--user", user_id, "--all")
     mid = {m["content"]: m["id"] for m in before}
-    user_collection(user_id).delete(ids=[mid[PM]])  # the projection lost a memory
+    user_collection(stored(user_id)).delete(ids=[mid[PM]])  # the projection lost a memory
     assert memq_json("memories", "--user", user_id, "--all") == before
     listed = Client().memories(user_id)
     assert PM in [m.content for m in listed]
@@ -179,11 +180,11 @@ def test_repair_rebuilds_a_lost_index_from_the_graph(user_id: str) -> None:
     wait_done()
     listed = memq_json("memories", "--user", user_id, "--all")
     mid = {m["content"]: m["id"] for m in listed}
-    user_collection(user_id).drop()
+    user_collection(stored(user_id)).drop()
     assert _check("--user", user_id)[0] == 1  # (search still finds them by BM25: the graph)
     assert _check("--user", user_id, "--repair")[0] == 0
     assert _check("--user", user_id)[0] == 0
-    assert user_collection(user_id).count() == len(listed)
+    assert user_collection(stored(user_id)).count() == len(listed)
     assert _searchable(user_id, mid[PM], "what is the user's job?")
 
 
@@ -194,14 +195,14 @@ def test_index_records_the_graph_does_not_vouch_for_are_rewritten(user_id: str) 
     wait_done()
     listed = memq_json("memories", "--user", user_id, "--all")
     mid = {m["content"]: m["id"] for m in listed}
-    col = user_collection(user_id)
+    col = user_collection(stored(user_id))
     got = col.get(ids=[mid[PM]], include=["embeddings"])
     col.delete(ids=[mid[PM]])  # (an upsert would merge the metadata into the record's)
     col.add(ids=[mid[PM], "m_stray"], embeddings=[got["embeddings"][0]] * 2,
-               metadatas=[{"user_id": user_id, "status": "current", "kind": "fact"}] * 2)
+               metadatas=[{"user_id": stored(user_id), "status": "current", "kind": "fact"}] * 2)
     rc, out = _check("--user", user_id)
-    assert rc == 1 and f"index_differs {mid[PM]} of {user_id}" in out, out
-    assert f"not_in_graph m_stray of {user_id}" in out, out
+    assert rc == 1 and f"index_differs {mid[PM]} of {stored(user_id)}" in out, out
+    assert f"not_in_graph m_stray of {stored(user_id)}" in out, out
     assert _check("--user", user_id, "--repair")[0] == 0
     assert _check("--user", user_id)[0] == 0
     assert "m_stray" not in col.get(ids=["m_stray"])["ids"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from integration.conftest import CHROMA_PORT, memq, memq_env
+from integration.conftest import CHROMA_PORT, memq, memq_env, stored
 from memq.pipeline import ids
 from memq.pipeline.adapters.chroma import (
     BASE_MODEL,
@@ -153,7 +153,8 @@ def test_a_collection_of_a_user_written_by_an_earlier_release_is_read_and_moved(
     often as a new one."""
     client = chromadb.HttpClient(host="127.0.0.1", port=CHROMA_PORT)
     stores = _stores()
-    user_id = f"t-legacy-{uuid.uuid4().hex[:8]}"
+    name = f"t-legacy-{uuid.uuid4().hex[:8]}"
+    user_id = stored(name)  # the user the CLI names `name` (memq run --user)
     legacy = client.create_collection(
         ChromaStores.collection_name(MEMORIES, BASE_MODEL, user_id), embedding_function=None,
         configuration={"hnsw": {"space": "cosine"}},
@@ -166,7 +167,7 @@ def test_a_collection_of_a_user_written_by_an_earlier_release_is_read_and_moved(
     stores.upsert([_memory(user_id, 3)], [_axis(3)])
     assert legacy.count() == 4  # written where the user's records are
     assert user_id in stores.users()
-    out = memq("run", "relocate", "--user", user_id).stdout  # the job, under the user's claim
+    out = memq("run", "relocate", "--user", name).stdout  # the job, under the user's claim
     assert f"relocate {user_id}: examined 4, changed 4" in out, out
     assert stores.placement(user_id)["memq_memories"] == [(BASE_MODEL, "shard", 4)]
     (top,) = stores.similar(user_id, [_axis(2)], BASE_MODEL, 1)

@@ -11,18 +11,20 @@ import uuid
 from pathlib import Path
 
 import pytest
+import redis
 
-from integration.conftest import memq, memq_env, start_worker, wait_done
+from integration.conftest import REDIS_BASE, memq, memq_env, start_worker
 
 pytestmark = pytest.mark.integration
 
 HOME = Path(os.environ.get("MEMQ_HOME", Path(__file__).resolve().parents[2] / ".memq-test"))
 FOLDERS = {"redis": HOME / "redis", "chroma": HOME / "chroma",
            "neo4j transaction logs": HOME / "neo4j" / "data" / "transactions"}
-# README ("Security and limits"): gone from those files within 3 minutes of forget returning:
-# MEMQ_SCRUB_DELAY_S (30 s) + the scrub + Neo4j's next checkpoint (60 s). The tests' stack
-# checkpoints every 10 s (scripts/test) and this worker scrubs 1 s after a forget.
-WITHIN_S = 60.0
+# README ("Forgetting reaches the disk"): gone from those files within 3 minutes of forget
+# returning: MEMQ_SCRUB_DELAY_S (30 s) + the scrub + Neo4j's next checkpoint (60 s). This
+# worker scrubs 1 s after a forget and the tests' stack checkpoints every 10 s (scripts/test),
+# so the wait is short; the bound asserted is the README's.
+WITHIN_S = 180.0
 
 
 def holding(marker: str) -> list[str]:
@@ -42,7 +44,12 @@ def holding(marker: str) -> list[str]:
 def test_forgotten_words_leave_the_files(tmp_path: Path) -> None:
     if not all(folder.is_dir() for folder in FOLDERS.values()):
         pytest.skip(f"the stores' folders are not under {HOME} (services of scripts/services)")
-    env = memq_env(MEMQ_CHROMA_PATH=str(HOME / "chroma"), MEMQ_SCRUB_DELAY_S="1")
+    # a broker of its own: the scrub this forget queues is this worker's, which reaches
+    # Chroma's folder (the suite's worker does not)
+    broker = f"{REDIS_BASE}/11"
+    redis.Redis.from_url(broker).flushdb()
+    env = memq_env(MEMQ_REDIS_URL=broker, MEMQ_CHROMA_PATH=str(HOME / "chroma"),
+                   MEMQ_SCRUB_DELAY_S="1")
     worker = start_worker(tmp_path, "erasure", concurrency=1, env=env)
     try:
         user, marker = f"erase-{uuid.uuid4().hex[:8]}", f"Qz{uuid.uuid4().hex[:12]}"
@@ -52,7 +59,7 @@ def test_forgotten_words_leave_the_files(tmp_path: Path) -> None:
                                            f"I work at {marker} Labs as a data engineer.",
                                            "I live in Lyon."])]
         memq("enqueue", "-", stdin="\n".join(json.dumps(x) for x in lines), env=env)
-        wait_done()
+        memq("wait", "--timeout", "180", env=env)
         memories = json.loads(memq("memories", "--user", user, "--json", env=env).stdout)
         assert any(marker in m["content"] for m in memories), memories
         before = holding(marker)

@@ -30,6 +30,7 @@ from integration.conftest import (
     memq,
     memq_env,
     start_worker,
+    stored,
     user_collection,
     wait_done,
 )
@@ -193,7 +194,7 @@ def assert_tombstones(entries: list[dict[str, Any]]) -> None:
 
 def user_episodes(user_id: str) -> list[str]:
     try:
-        res = user_collection(user_id, "memq_episodes").get(include=["metadatas"])
+        res = user_collection(stored(user_id), "memq_episodes").get(include=["metadatas"])
     except chromadb.errors.NotFoundError:
         return []  # forgotten users' collections are dropped
     return [str(episode_fields(m)["content"]) for m in res["metadatas"]]
@@ -278,10 +279,11 @@ def test_forget_user_with_a_batch_in_flight(services: None, tmp_path, user_id: s
         ]) + "\n")
         # A dead letter of each user, written the way a failing stage writes one.
         for owner, text in ((user_id, f"I live in Zzz{secret}."), (bystander, "Hello.")):
-            batch = {"schema_version": "1", "user_id": owner, "session_id": "s9",
+            batch = {"schema_version": "1", "user_id": stored(owner), "session_id": "s9",
                      "turns": [{"turn_id": "d1", "role": "user", "content": text,
                                 "timestamp": "2026-11-09T09:00:00Z", "metadata": {}}]}
-            coord.dead_letter(f"dead-{owner}", owner, "memq.apply", "PermanentError: planted",
+            coord.dead_letter(f"dead-{owner}", stored(owner), "memq.apply",
+                              "PermanentError: planted",
                               {"batch": json.dumps(batch)})
         _log_until(held, b"fault injection: delaying")
         assert any(secret in d for d in user_episodes(user_id))  # extract wrote episodes

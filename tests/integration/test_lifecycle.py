@@ -20,6 +20,7 @@ from integration.conftest import (
     memq_env,
     memq_json,
     start_worker,
+    stored,
     user_collection,
     wait_done,
 )
@@ -194,7 +195,7 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
         # all of the user's vectors now live in the new model's collections
         assert _models(user_id) == {"memq_memories": {"openai:fake-embed"},
                                     "memq_episodes": {"openai:fake-embed"}}
-        got = user_collection(user_id, "memq_episodes", "openai:fake-embed").get()
+        got = user_collection(stored(user_id), "memq_episodes", "openai:fake-embed").get()
         assert got["ids"] and {episode_fields(m)["embedding_model"]
                                for m in got["metadatas"]} == {"openai:fake-embed"}
         after = json.loads(memq("search", "--user", user_id, "--json", "--no-record",
@@ -204,7 +205,7 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
     # so the next job's catch_up has nothing to compare or rewrite
     graph = Neo4jGraph(NEO4J_URI)
     try:
-        v = graph.version(user_id)
+        v = graph.version(stored(user_id))
     finally:
         graph.close()
     assert v.version > 0 and v.projected == v.version, v
@@ -213,7 +214,7 @@ def test_reembed_leaves_no_mixed_model_user(user_id: str) -> None:
 def _models(user: str) -> dict[str, set[str]]:
     """Kind -> the embedding models of the places that hold the user's records (memories and
     episodes): each model's vectors live in collections of its own."""
-    placement = ChromaStores.connect("127.0.0.1", CHROMA_PORT).placement(user)
+    placement = ChromaStores.connect("127.0.0.1", CHROMA_PORT).placement(stored(user))
     return {base: {model for model, _, n in places if n}
             for base, places in placement.items() if any(n for _, _, n in places)}
 

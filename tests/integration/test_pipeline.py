@@ -10,7 +10,15 @@ from typing import Any, cast
 import pytest
 import redis
 
-from integration.conftest import REDIS_URL, demo_lines, episodes, memq, memq_json, wait_done
+from integration.conftest import (
+    REDIS_URL,
+    demo_lines,
+    episodes,
+    memq,
+    memq_json,
+    stored,
+    wait_done,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
 
@@ -146,12 +154,12 @@ def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
     from memq.workers.coord import Coord
 
     coord = Coord.from_url(REDIS_URL)
-    batch = json.dumps({"schema_version": "1", "user_id": user_id, "session_id": "s1",
+    batch = json.dumps({"schema_version": "1", "user_id": stored(user_id), "session_id": "s1",
                         "turns": [{"turn_id": "r1", "role": "user", "timestamp":
                                    "2026-11-03T09:00:00Z", "content": "I live in Tromsø."}]})
     # Dead-lettered twice (say an outage outlasted the retries, and a replay did too).
     for delivery in (f"dl1-{user_id}", f"dl2-{user_id}"):
-        coord.dead_letter(delivery, user_id, "memq.extract", "TransientError: planted",
+        coord.dead_letter(delivery, stored(user_id), "memq.extract", "TransientError: planted",
                           {"batch": batch})
     memq("deadletters", "--requeue", f"dl1-{user_id}", f"dl2-{user_id}")
     wait_done()

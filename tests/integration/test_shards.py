@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 import redis
 
-from integration.conftest import CHROMA_PORT, REDIS_URL, REPO, free_port, memq, memq_env
+from integration.conftest import (
+    CHROMA_PORT,
+    REDIS_URL,
+    REPO,
+    free_port,
+    memq,
+    memq_env,
+    stored,
+)
 from memq.pipeline.errors import TransientError
 from memq.workers.coord import user_tag
 from memq.workers.shards import Placement, ShardMap, entry_key, home
@@ -106,14 +114,15 @@ def test_forget_wipes_the_user_on_every_shard(services: None, tmp_path: Path) ->
     try:
         env = memq_env(MEMQ_CHROMA_SHARDS=f"127.0.0.1:{port}")
         user = f"shard-{uuid.uuid4().hex[:8]}"  # unmapped: its shard is chroma 0
+        held = stored(user)  # the id the stores know the CLI's `user` by
         orphan = ChromaStores.connect("127.0.0.1", port)
         now = datetime.now(UTC)
         turn = Turn(turn_id="t1", role="user", content="I live in Porto.", timestamp=now)
-        assert orphan.add(user, "s1", [turn], [[0.1] * 384], "test-model", now) == 1
-        assert len(orphan.episodes(user)) == 1
+        assert orphan.add(held, "s1", [turn], [[0.1] * 384], "test-model", now) == 1
+        assert len(orphan.episodes(held)) == 1
         report = json.loads(memq("forget", "--user", user, "--json", env=env).stdout)
         assert report["chroma"] >= 1, report
-        assert orphan.episodes(user) == []
+        assert orphan.episodes(held) == []
     finally:
         subprocess.run([*script, "down", "chroma"], env=second, check=False,
                        stdout=subprocess.DEVNULL)

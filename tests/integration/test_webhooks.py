@@ -83,9 +83,9 @@ def test_a_tenants_subscriber_gets_its_events_signed_once(worker: Worker,
         listed = json.loads(memq("webhooks", "list", "--json").stdout)
         assert listed[live] == f"http://127.0.0.1:{port}/hook"
         time.sleep(5.5)  # workers see a new subscription within HOOKS_CACHE_S
-        memq("enqueue", "-", stdin=_line(f"{live}:alice", "I live in Lisbon."))
+        memq("enqueue", "--tenant", live, "-", stdin=_line("alice", "I live in Lisbon."))
         started = time.monotonic()
-        memq("enqueue", "-", stdin=_line(f"{dead}:bob", "I live in Porto."))
+        memq("enqueue", "--tenant", dead, "-", stdin=_line("bob", "I live in Porto."))
         memq("wait", "--timeout", "120")
         write_path_s = time.monotonic() - started
         _until(lambda: {"delivery.done", "memory.added"} <= {
@@ -103,7 +103,7 @@ def test_a_tenants_subscriber_gets_its_events_signed_once(worker: Worker,
         memory_id = next(e["memory_id"] for e in events if e["type"] == "memory.added")
         # a dead subscriber holds nothing up (both deliveries went through as usual) ...
         assert write_path_s < 60, write_path_s
-        memq("forget", "--user", f"{live}:alice", "--memory", memory_id)
+        memq("forget", "--tenant", live, "--user", "alice", "--memory", memory_id)
         _until(lambda: any(e["type"] == "memory.forgotten" and e["memory_id"] == memory_id
                            for e in subscriber.events()))
         # ... and gets its events once it is back: retried with backoff

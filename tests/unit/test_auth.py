@@ -134,3 +134,29 @@ def test_a_body_too_large_or_too_deep_is_refused_before_any_work() -> None:
     assert call(b"x" * 2000) == 413 and call(b"x" * 2000, length=10) == 413  # a lying header
     assert call(b"[" * 9) == 400
     assert call(b'{"user_id": "u1"}') == 200 and reached == [b'{"user_id": "u1"}']
+
+
+def test_every_keyless_door_names_users_in_its_tenant() -> None:
+    """memq.Client (and the CLI, LangGraph, mem0 and MCP over it) applies the same rule as a
+    key: the stores see <tenant>:<user>; what it returns names users as the caller does."""
+    from datetime import UTC, datetime
+
+    from memq.schemas import IngestBatch, Turn
+    from memq.workers.api import Client, StoresClient
+
+    client = Client(tenant="acme")
+    assert client.stores_id("u42") == "acme:u42"
+    assert client.stores_id("memories:u42") == "acme:memories:u42"  # a LangGraph namespace
+    assert client.caller_id("acme:u42") == "u42"
+    assert client.caller_id("beta:u42") is None and client.caller_id("u42") is None
+    turn = Turn(turn_id="t1", role="user", content="hi", timestamp=datetime.now(UTC))
+    (owned,) = client._own([IngestBatch(user_id="u42", session_id="s", turns=[turn])])
+    assert owned.user_id == "acme:u42"
+    assert Client().tenant == "local"  # MEMQ_TENANT's default
+    with pytest.raises(auth.AuthError, match="a tenant is"):
+        _ = Client(tenant="Acme Corp").tenant
+    with pytest.raises(ValueError, match="a user id is"):
+        client.stores_id("john+test@example.com")
+    # the front doors that applied a tenant already pass the stores' ids through
+    stores = StoresClient()
+    assert stores.stores_id("acme:u42") == "acme:u42" == stores.caller_id("acme:u42")

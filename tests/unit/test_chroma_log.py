@@ -74,3 +74,36 @@ def test_a_missing_database_is_an_error_and_nothing_is_created(
     assert main([str(tmp_path)]) == 1
     assert "no Chroma database" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_scrub_blanks_deleted_records_and_leaves_their_words_nowhere_in_the_file(
+        tmp_path: Path) -> None:
+    from memq.pipeline.adapters.chroma_log import scrub
+
+    db_file = tmp_path / "chroma.sqlite3"
+    marker = "Zq7-locker-code"
+    with closing(sqlite3.connect(db_file)) as db, db:
+        db.execute(QUEUE)
+        rows = [  # (operation, topic, id, metadata): 2 upsert, 3 delete
+            (2, "t1", "gone", f'{{"record": "{marker} one"}}'),
+            (2, "t1", "gone", f'{{"record": "{marker} two"}}'),
+            (2, "t1", "kept", '{"record": "I like tea."}'),
+            (3, "t1", "gone", None),
+            (2, "t1", "back", f'{{"record": "{marker} said before"}}'),
+            (3, "t1", "back", None),
+            (2, "t1", "back", '{"record": "said again after its delete"}'),
+            (2, "t2", "gone", '{"record": "another collection, same id"}'),
+        ]
+        db.executemany("INSERT INTO embeddings_queue (operation, topic, id, vector, metadata) "
+                       "VALUES (?, ?, ?, x'00', ?)", rows)
+    assert marker.encode() in db_file.read_bytes()
+    assert scrub(tmp_path) == 3
+    with closing(sqlite3.connect(db_file)) as db:
+        left = db.execute("SELECT topic, id, operation, metadata IS NULL, vector IS NULL "
+                          "FROM embeddings_queue ORDER BY seq_id").fetchall()
+    # every row stays (a replay reaches the same state), vectors too; the words go
+    assert left == [("t1", "gone", 2, 1, 0), ("t1", "gone", 2, 1, 0), ("t1", "kept", 2, 0, 0),
+                    ("t1", "gone", 3, 1, 0), ("t1", "back", 2, 1, 0), ("t1", "back", 3, 1, 0),
+                    ("t1", "back", 2, 0, 0), ("t2", "gone", 2, 0, 0)]
+    assert marker.encode() not in db_file.read_bytes()  # nor in a free page
+    assert scrub(tmp_path) == 0  # idempotent

@@ -190,6 +190,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's tenant's users */
+        get: operations["get_users_v1_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/{user_id}": {
         parameters: {
             query?: never;
@@ -301,6 +318,44 @@ export interface paths {
         put?: never;
         /** The metadata the producer gave these turns */
         post: operations["post_turn_metadata_v1_users__user_id__turn_metadata_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{user_id}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget turns by reference prefix, and the memories made from them */
+        delete: operations["delete_turns_v1_users__user_id__turns_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{user_id}/turns/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest turn whose reference starts with a prefix
+         * @description ``prefix``: of ``<session>/<turn>`` (the LangGraph store keys its turns so);
+         *     ``turn`` null when none has it.
+         */
+        get: operations["get_latest_turn_v1_users__user_id__turns_latest_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -529,6 +584,10 @@ export interface components {
          * @enum {string}
          */
         Kind: "preference" | "fact" | "event" | "instruction" | "profile";
+        /** LatestTurn */
+        LatestTurn: {
+            turn: components["schemas"]["StoredTurn"] | null;
+        };
         /**
          * Message
          * @description A chat message as agents hold them (OpenAI's shape): ``name`` is who spoke when several
@@ -676,6 +735,30 @@ export interface components {
             valid_at: string;
         };
         /**
+         * StoredTurn
+         * @description One turn as stored: its reference ``<session>/<turn>``, text and producer metadata.
+         */
+        StoredTurn: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Event At
+             * Format: date-time
+             */
+            event_at: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Ref */
+            ref: string;
+            /** Text */
+            text: string;
+        };
+        /**
          * Triple
          * @description subject–predicate–object; ``subject`` is ``user`` for facts about the user.
          */
@@ -724,6 +807,11 @@ export interface components {
         TurnRefs: {
             /** Refs */
             refs: string[];
+        };
+        /** TurnsForgotten */
+        TurnsForgotten: {
+            /** Turns */
+            turns: number;
         };
         /** ValidationError */
         ValidationError: {
@@ -1040,6 +1128,38 @@ export interface operations {
             };
         };
     };
+    get_users_v1_users_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     delete_user_v1_users__user_id__delete: {
         parameters: {
             query?: never;
@@ -1300,6 +1420,72 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_turns_v1_users__user_id__turns_delete: {
+        parameters: {
+            query: {
+                prefix: string;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnsForgotten"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_latest_turn_v1_users__user_id__turns_latest_get: {
+        parameters: {
+            query: {
+                prefix: string;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LatestTurn"];
                 };
             };
             /** @description Validation Error */
