@@ -407,8 +407,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: a port is 1-65535")
-    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="warning",
-                access_log=False)
+    import structlog  # noqa: PLC0415
+
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.ops import mask_url  # noqa: PLC0415
+
+    s = wiring.settings()
+    wiring.configure_logging(s.log_level)  # an operator's server: INFO unless MEMQ_LOG_LEVEL
+    app = create_app()
+    structlog.get_logger("memq.serve").info(
+        "memq serve", url=f"http://{args.host}:{args.port}", auth=s.auth,
+        tenant=s.tenant if s.auth == "off" else None, redis=mask_url(s.redis_url),
+        neo4j=[mask_url(u) for u in s.graph_uris()],
+        chroma=[f"{h}:{p}" for h, p in s.chroma_addresses()], docs="/docs", console="/ui/")
+    import threading  # noqa: PLC0415
+
+    from memq.workers.warm import warm_reads  # noqa: PLC0415
+
+    # the first search finds the model loaded and the stores connected (MEMQ_WARM=off: not)
+    threading.Thread(target=warm_reads, args=("memq serve",), name="memq-warm",
+                     daemon=True).start()
+    # uvicorn's own lines stay at warnings: its access line carries the query string
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0
 
 

@@ -268,10 +268,11 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     settings = wiring.settings()
     wiring.one_blas_thread()  # search's small matrix products (wiring.one_blas_thread)
     auth_on = settings.auth == "on"
-    app = FastAPI(title="memq", version=_version(),
+    app = FastAPI(title="memq", version=_version(), docs_url=None, redoc_url=None,
                   description="Long-term memory for AI agents: enqueue turns, read memories. "
                               "Every /v1 route wants `Authorization: Bearer <key>` "
                               "(`memq keys create`).")
+    _offline_docs(app)
     client = StoresClient()  # the routes pass the stores' ids (Caller.user)
     default_openapi = app.openapi
 
@@ -328,6 +329,20 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                 wiring.keys().record_access, key.tenant if key else None, entry)
         except redis.RedisError:
             log.warning("access record not written", key=entry["key"], route=route)
+        return response
+
+    @app.middleware("http")
+    async def _access_line(request: Request, call_next: Any) -> Any:
+        """One line per request for the operator: method, route template (never a user id
+        or text), status, duration, key id. Probes of /healthz and /readyz at debug."""
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = getattr(request.scope.get("route"), "path", None) or "(no route)"
+        caller: Caller | None = getattr(request.state, "caller", None)
+        emit = log.debug if route in ("/healthz", "/readyz") else log.info
+        emit("request", method=request.method, route=route, status=response.status_code,
+             ms=round(1000 * (time.perf_counter() - started), 1),
+             key=caller.key.id if caller is not None and caller.key is not None else None)
         return response
 
     @app.exception_handler(TransientError)
@@ -614,6 +629,37 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     app.add_middleware(BoundedBody, max_bytes=settings.max_body_bytes,
                        max_depth=settings.max_json_depth)
     return app
+
+
+DOCS_ASSETS = "/docs-assets"
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` from assets a package ships (fastapi-offline),
+    served here: FastAPI's default pages load them from a CDN, blank without the internet."""
+    from importlib import resources  # noqa: PLC0415
+
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html  # noqa: PLC0415
+    from fastapi.responses import HTMLResponse  # noqa: PLC0415
+    from fastapi.staticfiles import StaticFiles  # noqa: PLC0415
+
+    assets = resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title="memq API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title="memq API",
+                              redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+                              with_google_fonts=False)
 
 
 def _version() -> str:

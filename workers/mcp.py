@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
@@ -126,10 +125,11 @@ def build(user_id: str, client: _Memory | None = None) -> Any:
     def remember(turns: list[Turn], session_id: str | None = None,
                  wait: bool = False) -> dict[str, Any]:
         """Keep these turns of the conversation. Returns at once (memq applies them in the
-        background), or when they are applied if ``wait``."""
+        background), or when they are applied if ``wait``. The same turns remembered again
+        in a session (a retried call) are kept once."""
+        # no timestamp: each turn is dated now, and its id follows from its text alone, so
+        # a repeated call names the same turns (a timestamp made a second copy of each)
         messages = [t.model_dump(exclude_none=True) for t in turns]
-        for m in messages:
-            m["timestamp"] = datetime.now(UTC).isoformat()
         ids = memory.add(user_id, messages, session_id)
         if not wait:
             return {"delivery_ids": ids, "state": "queued"}

@@ -88,3 +88,23 @@ def warm(where: str) -> None:
         log.warning("warm-up failed; serving cold", where=where, error=type(exc).__name__)
         return
     log.info("warmed up", where=where, seconds=round(took, 3))
+
+
+def warm_reads(where: str) -> None:
+    """The read path once, for a process that will search (``memq serve``, ``memq mcp``): the
+    embedding model loaded, Neo4j's and Chroma's connections and Neo4j's plans of search, on
+    a user that has nothing (read-only). Unless ``MEMQ_WARM=off``; a failure is logged."""
+    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers.lifecycle import search  # noqa: PLC0415
+
+    if not wiring.settings().warm:
+        return
+    started = time.perf_counter()
+    try:
+        search(f"{USER}-reads", "where does the user live now?", 10, datetime.now(UTC))
+    except Exception as exc:  # noqa: BLE001  (any failure: serve cold, say why)
+        log.warning("read warm-up failed; serving cold", where=where,
+                    error=type(exc).__name__)
+        return
+    log.info("warmed up", where=where, path="read",
+             seconds=round(time.perf_counter() - started, 3))

@@ -302,10 +302,40 @@ def test_console_shots_writes_the_five_views(server: Api, keys: dict[str, str], 
         assert width >= 1000 and height >= 600
 
 
+def test_the_api_docs_render_offline(server: Api, browser: Any, tmp_path: Path) -> None:
+    """/docs and /redoc load nothing from another host (their assets are memq's), and render:
+    Swagger UI lists the routes, ReDoc the title."""
+    import re
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    for page in ("/docs", "/redoc"):
+        html = httpx.get(server.base + page, timeout=30).text
+        loaded = re.findall(r'(?:src|href)="([^"]+)"', html)
+        assert loaded and all(u.startswith("/") for u in loaded), (page, loaded)
+        for asset in loaded:
+            assert httpx.get(server.base + asset, timeout=30).status_code == 200, asset
+    browser.get(server.base + "/docs")
+    WebDriverWait(browser, 60).until(lambda d: len(_by_css(d, ".opblock")) > 10)
+    assert "memq" in _by_css(browser, ".swagger-ui .info .title")[0].text
+    browser.save_screenshot(str(tmp_path / "docs.png"))
+    assert _png_size(tmp_path / "docs.png")[0] >= 1000
+    browser.get(server.base + "/redoc")
+    WebDriverWait(browser, 60).until(lambda d: any("memq" in h.text for h in _by_css(d, "h1")))
+
+
 def test_the_server_log_holds_no_user_text(server: Api, keys: dict[str, str]) -> None:
     """Last in the module: everything above went through this server."""
     text = server.log.read_text()
     assert "console: signed in" in text  # it does log, ids only
+    # an operator's server: a start line, and one line per request (route template, key id)
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    (start,) = [e for e in lines if e.get("event") == "memq serve"]
+    assert start["auth"] == "on" and start["url"].startswith("http://127.0.0.1:")
+    requests = [e for e in lines if e.get("event") == "request"]
+    assert any(e["route"] == "/v1/users/{user_id}/memories" and e["status"] == 200
+               and e["key"] for e in requests), requests[:5]
+    assert all(isinstance(e["ms"], float) for e in requests)
     for said in ("Paris", "Tokyo", "Lisbon", "green tea", "Tromsø", "Where does the user live"):
         assert said not in text
     for key in keys.values():

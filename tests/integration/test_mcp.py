@@ -35,6 +35,11 @@ async def _session(target: Any, user: str, other: str) -> dict[str, Any]:
             {"role": "user", "content": "I live in Lisbon."},
             {"role": "assistant", "content": "Lovely!"}], "wait": True})
         out["remember"] = _data(done)
+        # the same turns again (a retried call): kept once
+        again = await client.call_tool("remember", {"turns": [
+            {"role": "user", "content": "I live in Lisbon."},
+            {"role": "assistant", "content": "Lovely!"}], "wait": True})
+        out["again"] = _data(again)
         out["search"] = _data(await client.call_tool("search_memory",
                                                      {"query": "where does the user live?"}))
         out["context"] = _data(await client.call_tool(
@@ -56,6 +61,10 @@ def _check(out: dict[str, Any]) -> None:
     assert out["tools"] == ["forget_memory", "get_context", "list_memories", "remember",
                             "search_memory"]
     assert out["remember"]["states"] == ["done"]
+    assert out["again"]["states"] == ["done"]
+    said = [h for h in out["search"] if h["type"] == "episode"
+            and h["content"] == "I live in Lisbon."]
+    assert len(said) == 1, out["search"]  # one turn, though remembered twice
     too_long = out["too_long"]
     assert too_long.is_error
     message = too_long.content[0].text
