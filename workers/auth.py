@@ -255,19 +255,15 @@ class KeyStore:
         pipe.delete(_SESSIONS_OF + key_id)
         pipe.execute()
 
-    def form_token(self, who: str) -> str:
-        """The token the console's forms carry with ``MEMQ_AUTH=off`` (``who`` is ""; a
-        signed-in console's is its session's): an HMAC under a secret kept in Redis (made
-        once, shared by every API host), so a form posted from another site, which cannot
-        read the page, cannot forge it."""
+    def form_token(self) -> str:
+        """The token the console's forms carry with ``MEMQ_AUTH=off`` (a signed-in console's
+        is its session's): an HMAC under a secret kept in Redis (made once, shared by every
+        API host), so a form posted from another site, which cannot read the page, cannot
+        forge it."""
         if self._secret is None:  # set once, never changed: read once per process
             self.r.set(_CONSOLE_SECRET, secrets.token_hex(32), nx=True)
             self._secret = cast(str, self.r.get(_CONSOLE_SECRET))
-        return hmac.new(self._secret.encode(), f"form:{who}".encode(),
-                        hashlib.sha256).hexdigest()
-
-    def form_token_ok(self, who: str, presented: str) -> bool:
-        return hmac.compare_digest(self.form_token(who), presented)
+        return hmac.new(self._secret.encode(), b"form:", hashlib.sha256).hexdigest()
 
     # -- the access record -----------------------------------------------------------------
     @staticmethod

@@ -489,6 +489,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
     except TransientError as exc:
         print(f"memq: {exc}", file=sys.stderr)
         return 1
+    return _report(args, report)
+
+
+def _report(args: argparse.Namespace, report: Any) -> int:
+    """A forget's or a scrub's report: as JSON (--json), or its one line."""
     if args.json:
         _print_json(report.to_json())
     else:
@@ -507,11 +512,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     except (TransientError, sqlite3.Error, OSError) as exc:
         print(f"memq: scrub: {exc}", file=sys.stderr)
         return 1
-    if args.json:
-        _print_json(report.to_json())
-    else:
-        print(report.describe())
-    return 0
+    return _report(args, report)
 
 
 def cmd_deadletters(args: argparse.Namespace) -> int:

@@ -115,7 +115,7 @@ class _SignIn(Exception):
 def _viewer(request: Request, scope: str = "read") -> Viewer:
     s = wiring.settings()
     if s.auth == "off":
-        return Viewer(None, wiring.keys().form_token(""))
+        return Viewer(None, wiring.keys().form_token())
     found = wiring.keys().session(request.cookies.get(COOKIE, ""))
     if found is None:
         raise _SignIn

@@ -58,8 +58,8 @@ class ScrubReport:
                   if self.chroma_rows is None
                   else f"Chroma log: {self.chroma_rows} row(s) blanked, file rebuilt")
         neo = (f"Neo4j log pushed ({self.neo4j_filler_bytes} bytes of filler)"
-               + (f", {self.neo4j_skipped} server(s) rotate files over 8 MiB: not pushed"
-                  if self.neo4j_skipped else ""))
+               + (f", {self.neo4j_skipped} server(s) rotate larger files than the filler "
+                  "may be (db.tx_log.rotation.size): not pushed" if self.neo4j_skipped else ""))
         return f"scrubbed: Redis {', '.join(self.redis) or 'none'}; {neo}; {chroma}"
 
 

@@ -20,10 +20,9 @@ pytestmark = pytest.mark.integration
 HOME = Path(os.environ.get("MEMQ_HOME", Path(__file__).resolve().parents[2] / ".memq-test"))
 FOLDERS = {"redis": HOME / "redis", "chroma": HOME / "chroma",
            "neo4j transaction logs": HOME / "neo4j" / "data" / "transactions"}
-# README ("Forgetting reaches the disk"): gone from those files within 3 minutes of forget
-# returning: MEMQ_SCRUB_DELAY_S (30 s) + the scrub + Neo4j's next checkpoint (60 s). This
-# worker scrubs 1 s after a forget and the tests' stack checkpoints every 10 s (scripts/test),
-# so the wait is short; the bound asserted is the README's.
+# The README's bound ("Forgetting reaches the disk"): MEMQ_SCRUB_DELAY_S, the scrub, then
+# Neo4j's next checkpoint. This worker scrubs soon after a forget and the tests' stack
+# checkpoints often (scripts/test), so the wait is short; the bound asserted is the README's.
 WITHIN_S = 180.0
 
 
