@@ -58,13 +58,17 @@ def test_forgotten_words_leave_the_files(tmp_path: Path) -> None:
                                            f"I work at {marker} Labs as a data engineer.",
                                            "I live in Lyon."])]
         memq("enqueue", "-", stdin="\n".join(json.dumps(x) for x in lines), env=env)
+        # Redis's file holds the turns from the enqueue on; a rewrite another test's forget
+        # asked for may rightly drop them once applied, so look now as well as later
+        seen = holding(marker)
         memq("wait", "--timeout", "180", env=env)
         memories = json.loads(memq("memories", "--user", user, "--json", env=env).stdout)
         assert any(marker in m["content"] for m in memories), memories
         before = holding(marker)
-        # the test can fail: every store's files hold the words once applied
+        seen += before
+        # the test can fail: every store's files held the words at some point before the forget
         for name in FOLDERS:
-            assert any(f.startswith(name) for f in before), (name, before)
+            assert any(f.startswith(name) for f in seen), (name, seen)
 
         memq("forget", "--user", user, env=env)
         forgotten_at = time.monotonic()
