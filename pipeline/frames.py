@@ -99,7 +99,7 @@ def load(lang: str) -> Frames:
     """The frames of one language: ``frames_en.json`` or ``frames_zh.json``."""
     raw = json.loads(resources.files("memq.pipeline").joinpath(f"frames_{lang}.json").read_text(
         encoding="utf-8"))
-    spans = raw["spans"]
+    spans = {**raw["spans"], "PRODUCT": _products(raw["lexicons"].get("products", {}))}
     frames = tuple(Frame(f["slot"], bool(f["change"]),
                          re.compile(_expand(f["pattern"], spans), re.IGNORECASE),
                          tuple(f["examples"]), tuple(f["not"])) for f in raw["frames"])
@@ -110,6 +110,26 @@ def load(lang: str) -> Frames:
     return Frames(frames, guards, raw["slots"], raw["lexicons"]["diet"], cars,
                   re.compile(raw["sentence_end"]), re.compile(raw["clause_end"]),
                   bool(raw.get("subject_carries")))
+
+
+# what may follow a product's name in its value: a version, a model, an edition
+_MODEL = (r"(?:\s?(?:[0-9][0-9.]*[a-z]?|[A-Z]{1,2}[0-9]+[A-Za-z]*)"
+          r"|\s(?:Pro|Max|Plus|Ultra|Mini|mini|LTS|Lite|SE|Fold|Flip|XL|Server|Enterprise"
+          r"|Community|Stream|[IVX]{1,4})\b)")
+
+
+def _products(lexicon: dict[str, list[str]]) -> str:
+    """The ``{PRODUCT}`` span: a well-known product (``tools.json``) written in Latin letters,
+    with its model or version ("iPhone 12", "Ubuntu 22.04", "Galaxy S21"). Names that are
+    also everyday words match only as written there ("Go", "Linear"); some are left out
+    (``lexicons.products.not``: "Coding", "Office")."""
+    cased = set(lexicon.get("cased", []))
+    left_out = {n.casefold() for n in lexicon.get("not", [])}
+    names = sorted({p.strip() for j in tools.jobs() for p in j.raw if p[:1].isascii()
+                    and p.strip() and p.strip().casefold() not in left_out},
+                   key=len, reverse=True)
+    alts = [f"(?-i:{re.escape(n)})" if n in cased else re.escape(n) for n in names]
+    return rf"(?<![\w.-])(?:{'|'.join(alts)})(?:{_MODEL}){{0,3}}(?![\w+#])"
 
 
 def _group(m: re.Match[str], name: str) -> str | None:
@@ -133,15 +153,17 @@ def _clean(value: str | None) -> str | None:
     return value or None
 
 
-def _guarded(frames: Frames, sentence: str, head: str, tail: str) -> bool:
-    """Whether the clause asks, plans, wishes, denies, or is about someone else."""
+def _guarded(frames: Frames, sentence: str, head: str, tail: str, slot: str = "") -> bool:
+    """Whether the clause asks, plans, wishes, denies, or is about someone else (for a
+    tool, the user's own team or company is no one else: ``other_tools``)."""
     g = frames.guards
+    other = g.get("other_tools", g["other"]) if slot == "uses" else g["other"]
     if g["question"].search(head.strip()) or tail.rstrip().endswith(("?", "？")) or (
             g["question"].match(sentence.strip()) and sentence.rstrip().endswith("?")):
         return True
     if "question_after" in g and g["question_after"].search(tail.strip()):
         return True
-    return bool(g["plan"].search(head) or g["negation"].search(head) or g["other"].search(head)
+    return bool(g["plan"].search(head) or g["negation"].search(head) or other.search(head)
                 or g["future"].search(tail))
 
 
@@ -159,7 +181,7 @@ def read(text: str, said_at: datetime, lang: str = "en") -> list[Reading]:
                 if any(a < m.end() and m.start() < b for a, b in taken):
                     continue  # an earlier frame read these words
                 head, tail = _clause(frames.clause, sentence, m.start(), m.end())
-                if _guarded(frames, sentence, head, tail) or (
+                if _guarded(frames, sentence, head, tail, frame.slot) or (
                         frames.subject_carries
                         and frames.guards["other"].search(sentence[:m.start()])):
                     continue

@@ -1082,6 +1082,22 @@ def _framed_tool(turn: Turn, data: frames.Frames, r: frames.Reading) -> Candidat
         source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
+def _job_named(c: CandidateMemory) -> CandidateMemory:
+    """A tool's memory names the job it does ("The user uses VS Code as their editor.",
+    "用户使用编辑器VS Code。"), so a question that asks for the job by its name meets it
+    by its words, as a question about a home meets "lives in"."""
+    job = next((t for t in c.triples if t.predicate.startswith("uses_")), None)
+    if job is None or job.object not in c.content or any(
+            t.predicate == "production_environment" for t in c.triples):  # it says so
+        return c
+    zh = bool(_CJK.search(c.content))
+    name = tools.noun(job.predicate.removeprefix("uses_"), zh)
+    if name is None or name.casefold() in c.content.casefold():
+        return c
+    named = f"{name}{job.object}" if zh else f"{job.object} as their {name}"
+    return c.model_copy(update={"content": c.content.replace(job.object, named, 1)})
+
+
 def _covered(c: CandidateMemory, framed: Sequence[CandidateMemory]) -> bool:
     """Whether another reader's memory says what a frame read in the same turn: a fact of one
     of its slots, or one naming one of its values ("The user left Deloitte last month...")."""
@@ -1126,7 +1142,7 @@ class RuleExtractor:
                 found[key] = _merge(found[key], candidate) if key in found else candidate
         # a workplace read twice is no team ("我在协和医院消化内科工作": works_at, not team too)
         workplaces = {(s, o) for s, _, p, o in found if p == "works_at"}
-        return [c for (s, _, p, o), c in found.items()
+        return [_job_named(c) for (s, _, p, o), c in found.items()
                 if not (p == "team" and (s, o) in workplaces)]
 
     def _from_clause(self, clause: str, turn: Turn, hedged: bool, sentence: str = ""

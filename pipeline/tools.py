@@ -23,6 +23,7 @@ class Job:
     name: str
     cue: re.Pattern[str]
     products: tuple[str, ...]  # casefolded
+    raw: tuple[str, ...] = ()  # as written
 
 
 @cache
@@ -30,7 +31,7 @@ def jobs() -> tuple[Job, ...]:
     raw = json.loads(resources.files("memq.pipeline").joinpath("tools.json").read_text(
         encoding="utf-8"))["categories"]
     return tuple(Job(name, re.compile("|".join(spec["cues"]), re.I),
-                     tuple(p.casefold() for p in spec["products"]))
+                     tuple(p.casefold() for p in spec["products"]), tuple(spec["products"]))
                  for name, spec in raw.items())
 
 
@@ -41,6 +42,19 @@ NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
                        "project_management", "crm", "pos", "phone", "computer", "editor",
                        "browser", "design", "email", "ci", "monitoring", "database", "cache",
                        "message_queue"})
+
+
+@cache
+def _nouns() -> dict[str, list[str]]:
+    raw = json.loads(resources.files("memq.pipeline").joinpath("tools.json").read_text(
+        encoding="utf-8"))["nouns"]
+    return {k: v for k, v in raw.items() if not k.startswith("_")}
+
+
+def noun(job: str, zh: bool) -> str | None:
+    """What a job is called in a memory (``tools.json`` ``nouns``): "editor", "编辑器"."""
+    names = _nouns().get(job)
+    return names[1 if zh else 0] if names else None
 
 
 def predicate(job: str) -> str:

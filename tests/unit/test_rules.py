@@ -104,8 +104,10 @@ EN_CASES = [
     ("I dislike YAML.", "The user dislikes YAML.", Kind.PREFERENCE, "dislikes", "YAML"),
     ("I hate spam!", "The user dislikes spam.", Kind.PREFERENCE, "dislikes", "spam"),
     ("I'm not a fan of Java.", "The user dislikes Java.", Kind.PREFERENCE, "dislikes", "Java"),
-    ("We use Postgres.", "The user's team uses Postgres.", Kind.FACT, "uses", "Postgres"),
-    ("Our team uses Jira.", "The user's team uses Jira.", Kind.FACT, "uses", "Jira"),
+    ("We use Postgres.", "The user's team uses Postgres as their database.", Kind.FACT, "uses",
+     "Postgres"),
+    ("Our team uses Jira.", "The user's team uses Jira as their issue tracker.", Kind.FACT,
+     "uses", "Jira"),
     ("I use vim.", "The user uses vim.", Kind.FACT, "uses", "vim"),
     ("Our production environment is Debian 12.", "The user's production environment is "
      "Debian 12.", Kind.FACT, "production_environment", "Debian 12"),
@@ -154,8 +156,8 @@ ZH_CASES = [
     ("我不喜欢冗长的解释！", "用户不喜欢冗长的解释。", Kind.PREFERENCE, "dislikes", "冗长的解释"),
     ("我关心用户体验", "用户关心用户体验。", Kind.PREFERENCE, "cares_about", "用户体验"),
     ("我很在意代码质量。", "用户关心代码质量。", Kind.PREFERENCE, "cares_about", "代码质量"),
-    ("我们用Kubernetes。", "用户的团队使用Kubernetes。", Kind.FACT, "uses", "Kubernetes"),
-    ("我们使用PostgreSQL", "用户的团队使用PostgreSQL。", Kind.FACT, "uses", "PostgreSQL"),
+    ("我们用Kubernetes。", "用户的团队使用容器平台Kubernetes。", Kind.FACT, "uses", "Kubernetes"),
+    ("我们使用PostgreSQL", "用户的团队使用数据库PostgreSQL。", Kind.FACT, "uses", "PostgreSQL"),
     ("我们的生产环境是CentOS 7。", "用户的生产环境是CentOS 7。", Kind.FACT,
      "production_environment", "CentOS 7"),
     ("我们的生产环境跑在阿里云上", "用户的生产环境是阿里云。", Kind.FACT,
@@ -265,7 +267,7 @@ def test_compound_sentences_are_split() -> None:
                     "我是产品经理，我喜欢简洁的回答，另外我们用Go")
     assert [c.content for c in found] == [
         "The user is a teacher.", "The user lives in Lyon.", "The user's team uses Linux.",
-        "用户是产品经理。", "用户喜欢简洁的回答。", "用户的团队使用Go。",
+        "用户是产品经理。", "用户喜欢简洁的回答。", "用户的团队使用编程语言Go。",
     ]
 
 
@@ -369,7 +371,8 @@ def test_what_the_assistant_says_is_nobodys_fact() -> None:
     ("I love all cheeses, but gouda is my favourite.",
      "The user's favourite among cheeses is gouda.", "favourite:gouda"),
     ("I switched from Evernote to Obsidian for my notes.",
-     "The user uses Obsidian (switched from Evernote).", "uses:Obsidian|uses_notes:Obsidian"),
+     "The user uses Obsidian as their notes app (switched from Evernote).",
+     "uses:Obsidian|uses_notes:Obsidian"),
     ("I sold my Golf and bought a Tesla.", "The user drives a Tesla.", "drives:Tesla"),
     ("告诉你个好消息，我们上周末终于搬到杭州了！", "用户住在杭州。", "lives_in:杭州"),
     ("我刚刚入职了星辰软件。", "用户在星辰软件工作。", "works_at:星辰软件"),

@@ -162,7 +162,7 @@ def _extract(text: str, day: int) -> list[CandidateMemory]:
 
 def test_the_extractor_proposes_what_a_change_replaces() -> None:
     (c,) = _extract("我们已经把 MySQL 换成了 PostgreSQL。", 2)
-    assert c.content == "用户使用PostgreSQL（之前是MySQL）。"
+    assert c.content == "用户使用数据库PostgreSQL（之前是MySQL）。"
     assert [(t.predicate, t.object) for t in c.replaces] == [("uses", "MySQL")]
     (en,) = _extract("We switched from MySQL to PostgreSQL last month.", 2)
     assert [(t.predicate, t.object) for t in en.replaces] == [("uses", "MySQL"),
@@ -196,7 +196,7 @@ def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
     assert read("小米13给我妈了，我现在用华为Mate 60") == [
         (["华为Mate 60", "华为Mate 60"], ["小米13"])]
     assert [c.content for c in _extract("缓存这块我们用的Memcached，有啥坑要注意吗", 2)] == [
-        "用户使用Memcached。"]  # a question without its mark keeps its statement
+        "用户使用缓存Memcached。"]  # a question without its mark keeps its statement
 
 
 def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
@@ -208,7 +208,7 @@ def test_a_stack_said_by_its_names_is_each_tool_with_its_own_job() -> None:
         ["uses:Vue", "uses_frontend:Vue"]]
     # the tool, not its job or its kind: not "前端Vue", "框架Gin", "Laravel框架"
     assert [c.content for c in _extract("公司的后台服务是拿Go写的，框架Gin", 2)] == [
-        "用户使用Go。", "用户使用Gin。"]
+        "用户使用编程语言Go。", "用户使用后端框架Gin。"]
     assert read("后端已经换成FastAPI了") == [["uses:FastAPI", "uses_backend:FastAPI"]]
     for used in ("MySQL跑了五年了，很稳", "订单库MySQL，数据量不大", "我们MySQL主从，够用了",
                  "目前Oracle扛着，还没出事", "数据都在MySQL里，每天备份"):
