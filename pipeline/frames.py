@@ -99,7 +99,8 @@ def load(lang: str) -> Frames:
     """The frames of one language: ``frames_en.json`` or ``frames_zh.json``."""
     raw = json.loads(resources.files("memq.pipeline").joinpath(f"frames_{lang}.json").read_text(
         encoding="utf-8"))
-    spans = {**raw["spans"], "PRODUCT": _products(raw["lexicons"].get("products", {}))}
+    spans = {**raw["spans"], "PRODUCT": _products(raw["lexicons"].get("products", {}),
+                                                 latin_only=lang == "en")}
     frames = tuple(Frame(f["slot"], bool(f["change"]),
                          re.compile(_expand(f["pattern"], spans), re.IGNORECASE),
                          tuple(f["examples"]), tuple(f["not"])) for f in raw["frames"])
@@ -113,23 +114,30 @@ def load(lang: str) -> Frames:
 
 
 # what may follow a product's name in its value: a version, a model, an edition
+# (or, after a space, a name in capitals: "IntelliJ IDEA", "阿里云 ACK"); it ends where Latin
+# letters and digits do (Chinese has no spaces: "Mate 60 Pro了")
 _MODEL = (r"(?:\s?(?:[0-9][0-9.]*[a-z]?|[A-Z]{1,2}[0-9]+[A-Za-z]*)"
           r"|\s(?:Pro|Max|Plus|Ultra|Mini|mini|LTS|Lite|SE|Fold|Flip|XL|Server|Enterprise"
-          r"|Community|Stream|[IVX]{1,4})\b)")
+          r"|Community|Stream|[IVX]{1,4}|(?-i:(?!I\b)[A-Z]{2,6})))(?![A-Za-z0-9])")
 
 
-def _products(lexicon: dict[str, list[str]]) -> str:
-    """The ``{PRODUCT}`` span: a well-known product (``tools.json``) written in Latin letters,
-    with its model or version ("iPhone 12", "Ubuntu 22.04", "Galaxy S21"). Names that are
-    also everyday words match only as written there ("Go", "Linear"); some are left out
-    (``lexicons.products.not``: "Coding", "Office")."""
+def _products(lexicon: dict[str, list[str]], *, latin_only: bool) -> str:
+    """The ``{PRODUCT}`` span: a well-known product (``tools.json``; in English, those written
+    in Latin letters) with its model or version ("iPhone 12", "Ubuntu 22.04", "Galaxy S21",
+    "小米14"). Names that are also everyday words match only as written there ("Go",
+    "Linear"); some are left out (``lexicons.products.not``: "Coding", "Office"). Chinese has
+    no spaces: a name ends where Latin letters and digits do."""
     cased = set(lexicon.get("cased", []))
     left_out = {n.casefold() for n in lexicon.get("not", [])}
-    names = sorted({p.strip() for j in tools.jobs() for p in j.raw if p[:1].isascii()
+    jobs = [j for j in tools.jobs() if j.name not in lexicon.get("not_jobs", [])]
+    names = sorted({p.strip() for j in jobs for p in j.raw
+                    if (p[:1].isascii() or not latin_only)
                     and p.strip() and p.strip().casefold() not in left_out},
                    key=len, reverse=True)
     alts = [f"(?-i:{re.escape(n)})" if n in cased else re.escape(n) for n in names]
-    return rf"(?<![\w.-])(?:{'|'.join(alts)})(?:{_MODEL}){{0,3}}(?![\w+#])"
+    before, after = ((r"[\w.-]", r"[\w+#]") if latin_only
+                     else (r"[A-Za-z0-9.-]", r"[A-Za-z0-9+#]"))
+    return rf"(?<!{before})(?:{'|'.join(alts)})(?:{_MODEL}){{0,3}}(?!{after})"
 
 
 def _group(m: re.Match[str], name: str) -> str | None:

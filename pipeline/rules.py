@@ -1082,6 +1082,31 @@ def _framed_tool(turn: Turn, data: frames.Frames, r: frames.Reading) -> Candidat
         source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
+def _ends_joined(framed: list[CandidateMemory], legacy: list[CandidateMemory]
+                 ) -> tuple[list[CandidateMemory], list[CandidateMemory]]:
+    """A frame that read only an end ("钉钉已经卸了", "Jira is history") and another reader's
+    new value of the same slot in the same turn ("公司改用飞书了") are one change: the new
+    value, ending the old one."""
+    kept = []
+    for f in framed:
+        ends = [r for r in f.replaces if r.predicate != "uses"]
+        slots = {r.predicate for r in ends}
+        if f.triples[0].predicate != "left" or not slots:
+            kept.append(f)
+            continue
+        new = next((i for i, c in enumerate(legacy) if any(
+            t.predicate in slots and all(t.object.casefold() != r.object.casefold()
+                                         for r in ends) for t in c.triples)), None)
+        if new is None:
+            kept.append(f)
+            continue
+        c = legacy[new]
+        have = {(r.predicate, r.object.casefold()) for r in c.replaces}
+        legacy[new] = c.model_copy(update={"replaces": [*c.replaces, *(
+            r for r in f.replaces if (r.predicate, r.object.casefold()) not in have)]})
+    return kept, legacy
+
+
 def _job_named(c: CandidateMemory) -> CandidateMemory:
     """A tool's memory names the job it does ("The user uses VS Code as their editor.",
     "用户使用编辑器VS Code。"), so a question that asks for the job by its name meets it
@@ -1133,7 +1158,7 @@ class RuleExtractor:
                     candidates = self._from_clause(clause, turn, hedged, sentence)
                 legacy += [_with_job(said, clause if not first else sentence, sentence,
                                      change=bool(whole[sentence])) for said in candidates]
-            framed = _framed(turn, legacy)
+            framed, legacy = _ends_joined(_framed(turn, legacy), legacy)
             # the frames read these slots in this turn: the other readers' take on them goes
             mine = framed + [c for c in legacy if not (framed and _covered(c, framed))]
             for candidate in _in_order(turn.content, mine, len(framed)):

@@ -188,8 +188,8 @@ def test_a_tool_put_away_beside_the_one_used_now_is_replaced() -> None:
     def read(text: str) -> list[tuple[list[str], list[str]]]:
         return [([t.object for t in c.triples], [r.object for r in c.replaces])
                 for c in _extract(text, 2)]
-    assert read("我现在每天写代码都用VS Code了，Sublime基本吃灰") == [
-        (["VS Code", "VS Code"], ["Sublime"])]
+    assert read("我现在每天写代码都用VS Code了，Sublime基本吃灰") == [  # used, and the editor
+        (["VS Code", "VS Code"], ["Sublime", "Sublime"])]
     assert read("新服务已经基本都用Go写了，PHP只剩维护老系统") == [(["Go", "Go"], ["PHP"])]
     assert read("我写代码用VS Code，偶尔也用Sublime") == [  # beside it: both used, neither
         (["VS Code"], []), (["Sublime"], [])]  # the editor of record
