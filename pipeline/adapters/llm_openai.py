@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
 import openai
 import structlog
@@ -30,6 +30,7 @@ from openai.types.chat import (
     ChatCompletionSystemMessageParam,
     ChatCompletionUserMessageParam,
 )
+from openai.types.chat.completion_create_params import ResponseFormat
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -47,6 +48,9 @@ from memq.schemas import CandidateMemory, StoredMemory, Turn
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+# how an answer's shape is asked for: its JSON schema, or (servers without it) any JSON object
+Structured = Literal["json_schema", "json_object"]
+
 
 _EXCERPT = 200
 
@@ -105,6 +109,7 @@ class OpenAIChat:
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
         retry_transport: bool = True,
+        structured: Structured = "json_schema",
     ) -> None:
         """``max_attempts`` bounds asking again after an unusable answer; transport failures
         (429, 5xx, timeouts) are retried here too unless ``retry_transport`` is False: a
@@ -113,6 +118,7 @@ class OpenAIChat:
             raise ValueError("max_attempts must be at least 1")
         self.model = model
         self.retry_transport = retry_transport
+        self.structured: Structured = structured
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -133,12 +139,17 @@ class OpenAIChat:
         self.close()
 
     def complete_json(
-        self, messages: Sequence[dict[str, str]], parse: Callable[[str], T], *, purpose: str
+        self, messages: Sequence[dict[str, str]], parse: Callable[[str], T], *, purpose: str,
+        schema: dict[str, Any] | None = None,
     ) -> T:
         """Ask for a JSON object (temperature 0) and return ``parse(answer)``.
 
-        ``parse`` raises :class:`ValueError` (pydantic's ValidationError is one) for an
-        unusable answer; its message should not contain the answer text.
+        ``schema``: the answer's JSON schema, sent as ``response_format`` ``json_schema``
+        (``structured``), so a server that constrains its output (OpenAI, llama.cpp) can only
+        answer in that shape; a server that refuses the format (HTTP 400 naming it) is asked
+        for a plain JSON object from then on. ``parse`` raises :class:`ValueError` (pydantic's
+        ValidationError is one) for an unusable answer; its message should not contain the
+        answer text.
         """
         params = [_message(m) for m in messages]
         retrying = Retrying(
@@ -153,7 +164,7 @@ class OpenAIChat:
         )
 
         def attempt() -> T:
-            return self._attempt(params, parse, purpose)
+            return self._attempt(params, parse, purpose, schema)
 
         try:
             return retrying(attempt)
@@ -175,20 +186,34 @@ class OpenAIChat:
                 f"{type(error).__name__}: {error}"
             ) from error
 
+    def _format(self, purpose: str, schema: dict[str, Any] | None) -> ResponseFormat:
+        if schema is None or self.structured == "json_object":
+            return {"type": "json_object"}
+        return {"type": "json_schema",
+                "json_schema": {"name": purpose, "schema": schema, "strict": True}}
+
     def _attempt(
-        self, messages: list[ChatCompletionMessageParam], parse: Callable[[str], T], purpose: str
+        self, messages: list[ChatCompletionMessageParam], parse: Callable[[str], T], purpose: str,
+        schema: dict[str, Any] | None = None,
     ) -> T:
         started = time.perf_counter()
+        response_format = self._format(purpose, schema)
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,
                 temperature=0,
-                response_format={"type": "json_object"},
+                response_format=response_format,
             )
         except openai.APIStatusError as error:
             if _retryable(error):
                 raise
+            if (response_format["type"] == "json_schema" and error.status_code == 400
+                    and "response_format" in str(error).lower().replace(" ", "_")):
+                # a server without schema-constrained output: plain JSON from now on
+                log.warning("llm_no_json_schema", model=self.model, purpose=purpose)
+                self.structured = "json_object"
+                return self._attempt(messages, parse, purpose, schema)
             raise PermanentError(
                 f"LLM {self.model} rejected the {purpose} request: HTTP {error.status_code} "
                 f"{type(error).__name__}: {_excerpt(str(error))}"
@@ -251,8 +276,8 @@ class OpenAIExtractor:
             return []
         chunk = extract_memories.ExtractionInput.of(turns)
         answer = self.chat.complete_json(
-            extract_memories.render(chunk), extract_memories.parse_answer, purpose="extract"
-        )
+            extract_memories.render(chunk), extract_memories.parse_answer, purpose="extract",
+            schema=extract_memories.SCHEMA)
         mapped = extract_memories.to_candidates(answer, chunk)
         candidates = [c for c in mapped if extract_memories.grounded(c, turns)]
         log.info(
@@ -277,6 +302,6 @@ class OpenAIJudge:
 
     def judge(self, new: CandidateMemory, existing: StoredMemory) -> Judgement:
         answer = self.chat.complete_json(
-            resolve_memory.render(new, existing), resolve_memory.parse_answer, purpose="resolve"
-        )
+            resolve_memory.render(new, existing), resolve_memory.parse_answer, purpose="resolve",
+            schema=resolve_memory.SCHEMA)
         return resolve_memory.to_judgement(answer)

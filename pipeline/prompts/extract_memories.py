@@ -204,6 +204,30 @@ class ExtractedMemory(BaseModel):
         return value
 
 
+_TRIPLE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "required": ["subject", "predicate", "object"],
+    "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"},
+                   "object": {"type": "string"}}}
+# The answer's shape as a JSON schema (the strict subset OpenAI's structured outputs accept:
+# every property required, no others), so a server that constrains its output to a schema
+# (OpenAI, llama.cpp's grammar) cannot answer anything else; parse_answer still checks it.
+SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["memories"],
+    "properties": {"memories": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False,
+        "required": ["content", "kind", "confidence", "importance", "entities", "triples",
+                     "replaces", "source"],
+        "properties": {
+            "content": {"type": "string"},
+            "kind": {"type": "string", "enum": [k.value for k in Kind]},
+            "confidence": {"type": "number"}, "importance": {"type": "number"},
+            "entities": {"type": "array", "items": {"type": "string"}},
+            "triples": {"type": "array", "items": _TRIPLE},
+            "replaces": {"type": "array", "items": _TRIPLE},
+            "source": {"type": "array", "items": {"type": "integer"}}}}}}}
+
+
 class ExtractionAnswer(BaseModel):
     """The validated answer. Items that failed validation are left out and counted."""
 

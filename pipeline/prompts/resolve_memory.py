@@ -66,6 +66,15 @@ def render(new: CandidateMemory, existing: StoredMemory) -> list[dict[str, str]]
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+# the answer's shape for servers that constrain output to a schema (extract_memories.SCHEMA)
+SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "required": ["decision", "reason", "merged_content"],
+    "properties": {"decision": {"type": "string", "enum": [d.value for d in Decision]},
+                   "reason": {"type": "string"},
+                   "merged_content": {"type": ["string", "null"]}}}
+
+
 class ResolveAnswer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 

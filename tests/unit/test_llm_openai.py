@@ -150,7 +150,9 @@ def test_request_shape_and_prompt_uses_integer_refs(
     (request,) = llm.requests
     assert request["model"] == "fake-model"
     assert request["temperature"] == 0
-    assert request["response_format"] == {"type": "json_object"}
+    # the answer's shape as a schema the server can hold its output to
+    assert request["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "extract", "schema": extract_memories.SCHEMA, "strict": True}}
     system, user = request["messages"]
     assert system["role"] == "system" and user["role"] == "user"
     assert '{"memories": [' in system["content"]
@@ -454,3 +456,29 @@ def test_a_memory_its_turns_do_not_say_is_dropped(llm: FakeLLM,
                              confidence=0.9, importance=0.5, source_turn_ids=["a1"],
                              valid_at=at)
     assert extract_memories.grounded(moving, turns)  # "moving" meets "moved"
+
+
+def test_a_server_without_schema_output_is_asked_for_plain_json(
+        llm: FakeLLM, extractor: OpenAIExtractor) -> None:
+    llm.enqueue(("status", 400, "response_format type json_schema is not supported"),
+                ("json", {"memories": [memory("The user lives in Berlin.", "profile", [3])]}))
+    found = extractor.extract(TURNS)
+    assert [c.content for c in found] == ["The user lives in Berlin."]
+    first, second = llm.requests
+    assert first["response_format"]["type"] == "json_schema"
+    assert second["response_format"] == {"type": "json_object"}
+    extractor.extract(TURNS)  # and from then on
+    assert llm.requests[-1]["response_format"] == {"type": "json_object"}
+
+
+def test_the_answer_schemas_describe_what_the_parsers_take() -> None:
+    """Every property the schemas require is a field of the parsed answer, so a server that
+    answers exactly to the schema gives a usable answer."""
+    item = extract_memories.SCHEMA["properties"]["memories"]["items"]
+    assert set(item["required"]) == set(extract_memories.ExtractedMemory.model_fields)
+    assert set(resolve_memory.SCHEMA["required"]) == set(resolve_memory.ResolveAnswer.model_fields)
+    answer = {"memories": [{"content": "The user lives in Berlin.", "kind": "profile",
+                            "confidence": 0.9, "importance": 0.7, "entities": ["Berlin"],
+                            "triples": [{"subject": "user", "predicate": "lives_in",
+                                         "object": "Berlin"}], "replaces": [], "source": [3]}]}
+    assert extract_memories.parse_answer(json.dumps(answer)).memories
