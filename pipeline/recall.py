@@ -144,11 +144,26 @@ _TITLES = {"doctor": "dr", "doctors": "dr", "dr": "doctor", "professor": "prof",
            "professors": "prof", "prof": "professor"}
 
 
+# The same for Chinese, which has no spaces: a question is one \w+ run, and Lucene reads each
+# Han character as a word, so "我现在用的是什么编辑器" matched every turn with 我, 的, 是. The
+# words that ask or point cut the run ("用", "编辑器"); "现在" stays (changes say it).
+_QUERY_STOP_ZH = re.compile(
+    "我们|咱们|我|你们|你|您|的|是|什么|哪个|哪种|哪家|哪所|哪里|哪儿|哪|吗|呢|吧|了|么|啥"
+    "|怎么|怎样|如何|有没有|是不是|一个|一下")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _words(term: str) -> list[str]:
+    if not _HAN.search(term):
+        return [term] if term not in QUERY_STOP else []
+    return [w for w in _QUERY_STOP_ZH.split(term) if w]
+
+
 def query_terms(text: str) -> list[str]:
-    """A question's words for BM25, lower-cased: question words dropped (``QUERY_STOP``), a
-    title's abbreviation added ("doctors": "dr"), at most ``MAX_TERMS``."""
-    terms = [t for t in (w.lower() for w in _TERMS.findall(text))
-             if t not in QUERY_STOP][:MAX_TERMS]
+    """A question's words for BM25, lower-cased: question words dropped (``QUERY_STOP``,
+    ``_QUERY_STOP_ZH``), a title's abbreviation added ("doctors": "dr"), at most
+    ``MAX_TERMS``."""
+    terms = [w for t in _TERMS.findall(text) for w in _words(t.lower())][:MAX_TERMS]
     return terms + [_TITLES[t] for t in terms if t in _TITLES and _TITLES[t] not in terms]
 
 

@@ -446,8 +446,8 @@ def _triples(text: str) -> list[str]:
     ("I've been vegetarian for about ten years.", "eats:vegetarian"),
     ("I have celiac disease.", "has_condition:celiac disease"),
     ("我每天早上吃二甲双胍。", "takes_medication:二甲双胍"),
-    ("我是素食主义者。", "eats:vegetarian"),
-    ("我吃素已经五年了。", "eats:vegetarian"),
+    ("我是素食主义者。", "eats:素食"),
+    ("我吃素已经五年了。", "eats:吃素"),
     ("我去年查出了甲状腺结节。", "has_condition:甲状腺结节"),
     ("我乳糖不耐受，喝不了牛奶。", "has_condition:乳糖不耐受"),
     # plans and events with dates, a fronted time, a tag question
