@@ -137,7 +137,10 @@ def _products(lexicon: dict[str, list[str]], *, latin_only: bool) -> str:
     alts = [f"(?-i:{re.escape(n)})" if n in cased else re.escape(n) for n in names]
     before, after = ((r"[\w.-]", r"[\w+#]") if latin_only
                      else (r"[A-Za-z0-9.-]", r"[A-Za-z0-9+#]"))
-    return rf"(?<!{before})(?:{'|'.join(alts)})(?:{_MODEL}){{0,3}}(?!{after})"
+    # in Chinese a Latin word after the name is its release's ("macOS Sonoma"): English
+    # words around a name would be taken too ("Linear Tuesday")
+    model = _MODEL if latin_only else _MODEL + r"|\s(?-i:[A-Z][a-z]{2,})(?![A-Za-z0-9])"
+    return rf"(?<!{before})(?:{'|'.join(alts)})(?:{model}){{0,3}}(?!{after})"
 
 
 def _group(m: re.Match[str], name: str) -> str | None:
