@@ -1082,12 +1082,12 @@ def _framed_tool(turn: Turn, data: frames.Frames, r: frames.Reading) -> Candidat
         source_turn_ids=[turn.turn_id], valid_at=turn.timestamp)
 
 
-def _ends_joined(framed: list[CandidateMemory], legacy: list[CandidateMemory]
+def _ends_joined(framed: Sequence[CandidateMemory], legacy: Sequence[CandidateMemory]
                  ) -> tuple[list[CandidateMemory], list[CandidateMemory]]:
     """A frame that read only an end ("钉钉已经卸了", "Jira is history") and another reader's
     new value of the same slot in the same turn ("公司改用飞书了") are one change: the new
     value, ending the old one."""
-    kept = []
+    kept, legacy = [], list(legacy)
     for f in framed:
         ends = [r for r in f.replaces if r.predicate != "uses"]
         slots = {r.predicate for r in ends}

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any, cast
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,14 @@ class Job:
 
 
 @cache
+def _data() -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads(resources.files("memq.pipeline").joinpath(
+        "tools.json").read_text(encoding="utf-8")))
+
+
+@cache
 def jobs() -> tuple[Job, ...]:
-    raw = json.loads(resources.files("memq.pipeline").joinpath("tools.json").read_text(
-        encoding="utf-8"))["categories"]
+    raw = _data()["categories"]
     return tuple(Job(name, re.compile("|".join(spec["cues"]), re.I),
                      tuple(p.casefold() for p in spec["products"]), tuple(spec["products"]))
                  for name, spec in raw.items())
@@ -44,17 +50,10 @@ NOT_INFRA = frozenset({"code_hosting", "notes", "documents", "chat", "meetings",
                        "message_queue"})
 
 
-@cache
-def _nouns() -> dict[str, list[str]]:
-    raw = json.loads(resources.files("memq.pipeline").joinpath("tools.json").read_text(
-        encoding="utf-8"))["nouns"]
-    return {k: v for k, v in raw.items() if not k.startswith("_")}
-
-
 def noun(job: str, zh: bool) -> str | None:
     """What a job is called in a memory (``tools.json`` ``nouns``): "editor", "编辑器"."""
-    names = _nouns().get(job)
-    return names[1 if zh else 0] if names else None
+    names = _data()["nouns"].get(job) if not job.startswith("_") else None
+    return str(names[1 if zh else 0]) if names else None
 
 
 def predicate(job: str) -> str:
