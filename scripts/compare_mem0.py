@@ -58,15 +58,18 @@ def _config(base_url: str, folder: str) -> dict[str, Any]:
 def _embedder() -> Any:
     from mem0.embeddings.base import EmbeddingBase
 
-    from memq.pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder
+    from memq.pipeline.adapters.embed_local import DEFAULT, MODEL_IDS, ROUTED, build
 
     # memq's graph of the variant memq's workers run (MEMQ_LOCAL_MODEL), built once into
     # memq's cache folder
     cache = Path(os.environ.get("MEMQ_CACHE", "~/.cache/memq")).expanduser()
-    variant = os.environ.get("MEMQ_LOCAL_MODEL", "int8-w8a7")  # memq's default
+    variant = os.environ.get("MEMQ_LOCAL_MODEL", DEFAULT)
     if variant not in MODEL_IDS:
         raise SystemExit(f"compare: unknown MEMQ_LOCAL_MODEL {variant!r}")
-    local = LocalEmbedder(threads=2, cache_dir=cache, variant=variant)  # type: ignore[arg-type]
+    # a routed variant's English model: these conversations are English, and mem0's index
+    # is 384-dimensional
+    local = build(ROUTED.get(variant, variant), threads=2,  # type: ignore[call-overload]
+                  cache_dir=cache)
 
     class MiniLM(EmbeddingBase):
         def embed(self, text: Any, memory_action: Any = None) -> list[float]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -136,8 +137,8 @@ def run(args: argparse.Namespace) -> None:
     if args.hash:
         embedder: Any = HashEmbedder()
     else:
-        from memq.pipeline.adapters.embed_local import LocalEmbedder
-        embedder = LocalEmbedder()
+        from memq.pipeline.adapters.embed_local import DEFAULT, build
+        embedder = build(os.environ.get("MEMQ_LOCAL_MODEL", DEFAULT))  # type: ignore[arg-type]
     scenarios = load(args.dataset)
     if args.lang:
         scenarios = [s for s in scenarios if s.lang == args.lang]

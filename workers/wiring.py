@@ -68,9 +68,9 @@ def _embedder(s: Settings) -> Embedder:
 
         return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
                               model=s.embed_model)
-    from memq.pipeline.adapters.embed_local import LocalEmbedder  # noqa: PLC0415
+    from memq.pipeline.adapters.embed_local import build  # noqa: PLC0415
 
-    return LocalEmbedder(variant=s.local_model, cache_dir=s.cache_path)
+    return build(s.local_model, cache_dir=s.cache_path)
 
 
 def _llm(s: Settings) -> tuple[Extractor, Judge]:
@@ -195,12 +195,12 @@ def embedder_for(model_id: str) -> Embedder:
 
 @cache
 def _other_embedder(model_id: str) -> Embedder:
-    from memq.pipeline.adapters.embed_local import MODEL_IDS, LocalEmbedder  # noqa: PLC0415
+    from memq.pipeline.adapters.embed_local import MODEL_IDS, build  # noqa: PLC0415
     from memq.pipeline.errors import ModelMismatchError  # noqa: PLC0415
 
     for variant, local_id in MODEL_IDS.items():
         if model_id == local_id:
-            return LocalEmbedder(variant=variant, cache_dir=settings().cache_path)
+            return build(variant, cache_dir=settings().cache_path)
     if model_id.startswith("openai:"):
         from memq.pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 

