@@ -6,9 +6,10 @@ and hands the app the same bytes."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from memq.workers import problems
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,9 +87,9 @@ class BoundedBody:
 
 
 async def _refuse(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    body = problems.encoded(status, detail)
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
+                "headers": [(b"content-type", problems.MEDIA_TYPE.encode()),
                             (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})

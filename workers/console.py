@@ -39,14 +39,13 @@ from urllib.parse import urlsplit
 
 import structlog
 from fastapi import APIRouter, FastAPI, Form, HTTPException, Query, Request
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memq.pipeline import console as view
-from memq.workers import auth, wiring
+from memq.workers import auth, problems, wiring
 
 log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent / "ui"
@@ -210,7 +209,7 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     async def _error(request: Request, exc: StarletteHTTPException) -> Response:
         """A page of the console gets its error as a page; the API keeps its JSON."""
         if not request.url.path.startswith("/ui/"):
-            return await http_exception_handler(request, exc)
+            return await problems.http_error(request, exc)
         titles = {400: "not a valid request", 403: "not allowed", 404: "not found",
                   422: "not possible", 429: "too many requests"}
         page = _page(request, "error.html", None, status=exc.status_code,

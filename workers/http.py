@@ -27,14 +27,13 @@ from typing import Annotated, Any, Literal
 import redis
 import structlog
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memq.pipeline.errors import PermanentError, TransientError
 from memq.pipeline.ports import Hit
 from memq.schemas import AuditEntry, StoredMemory, TurnLine
-from memq.workers import auth, wiring
+from memq.workers import auth, problems, wiring
 from memq.workers.api import (
     Message,
     Status,
@@ -345,14 +344,16 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
              key=caller.key.id if caller is not None and caller.key is not None else None)
         return response
 
+    problems.install(app)  # one error shape for every route (the console's pages aside)
+
     @app.exception_handler(TransientError)
     @app.exception_handler(redis.RedisError)
-    async def _down(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": _one_line(exc)}, status_code=503)
+    async def _down(_: Request, exc: Exception) -> Response:
+        return problems.response(problems.problem(503, _one_line(exc)))
 
     @app.exception_handler(PermanentError)
-    async def _permanent(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=422)
+    async def _permanent(_: Request, exc: Exception) -> Response:
+        return problems.response(problems.problem(422, f"{type(exc).__name__}: {exc}"))
 
     @app.post("/v1/turns", status_code=202, summary="Enqueue turns or a conversation",
               response_model=Enqueued, openapi_extra={"requestBody": {

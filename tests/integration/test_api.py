@@ -141,7 +141,8 @@ def test_http_api_end_to_end(api: tuple[str, Path, httpx.Client], user_id: str) 
         {**turn, "turn_id": "t2", "content": "   "},
         {**turn, "turn_id": "t3", "content": "ok", "timestamp": "yesterday"}])
     assert bad.status_code == 400
-    assert [e["item"] for e in bad.json()["detail"]["errors"]] == [1, 2]
+    assert [e["item"] for e in bad.json()["errors"]] == [1, 2]
+    assert bad.headers["content-type"] == "application/problem+json"
     assert http.get(f"{base}/v1/users/{user_id}/memories").json() == []  # all or nothing
 
     ok = http.post(f"{base}/v1/turns", json=[

@@ -91,6 +91,19 @@ def _routes(user: str) -> list[tuple[str, str, Any, str]]:
     ]
 
 
+def _problem(resp: httpx.Response, status: int, what: str = "") -> dict[str, Any]:
+    """The response's RFC 9457 problem document, checked to be one (the API's only error
+    shape: README "Errors")."""
+    assert resp.status_code == status, f"{what}: {resp.status_code} {resp.text}"
+    assert resp.headers["content-type"] == "application/problem+json", what
+    body: dict[str, Any] = resp.json()
+    assert body["type"] == "about:blank" and body["status"] == status, what
+    assert isinstance(body["title"], str) and body["title"], what
+    assert isinstance(body["detail"], str) and "\n" not in body["detail"], what
+    assert set(body) <= {"type", "title", "status", "detail", "errors"}, what
+    return body
+
+
 OTHER_SCOPE = {"read": "write", "write": "read", "forget": "read", "admin": "forget"}
 PUBLIC = {"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
 
@@ -106,15 +119,13 @@ def test_each_route_against_each_kind_of_key(server: Api, keys: dict[str, str]) 
     for method, path, body, scope in _routes(_user("matrix")):
         what = f"{method} {path} ({scope})"
         none = _call(server, method, path, body)
-        assert none.status_code == 401, what
+        assert "no API key" in _problem(none, 401, what)["detail"], what
         assert none.headers.get("www-authenticate") == "Bearer", what
-        assert "no API key" in none.json()["detail"], what
         assert _call(server, method, path, body, key="mq_nope").status_code == 401, what
         assert _call(server, method, path, body, key=keys["revoked"]).status_code == 401, what
         lacking = "forget" if path.startswith("/v1/deliveries") else OTHER_SCOPE[scope]
-        wrong = _call(server, method, path, body, key=keys[lacking])
-        assert wrong.status_code == 403, what
-        assert "may not" in wrong.json()["detail"] and scope in wrong.json()["detail"], what
+        wrong = _problem(_call(server, method, path, body, key=keys[lacking]), 403, what)
+        assert "may not" in wrong["detail"] and scope in wrong["detail"], what
         right = _call(server, method, path, body, key=keys[scope])
         assert right.status_code in (200, 202), f"{what}: {right.status_code} {right.text}"
         admin = _call(server, method, path, body, key=keys["admin"])  # admin may everything
@@ -263,6 +274,37 @@ def test_bad_input_gets_a_one_line_400(server: Api, keys: dict[str, str]) -> Non
     assert long_id.status_code == 400 and "1-123 characters" in long_id.json()["detail"]
     res = memq("serve", "--port", "99999", check=False)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "1-65535" in res.stderr
+
+
+def test_every_kind_of_error_has_one_shape(server: Api, keys: dict[str, str]) -> None:
+    """Refusals made by a route, by request validation, by routing and before routing (the
+    body's size and depth) are all problem documents; a batch's and a field's parts are
+    listed in ``errors``."""
+    user = _user("shape")
+    batch = _problem(_call(server, "POST", "/v1/turns", [
+        {"user_id": user, "session_id": "s", "turn_id": "t1", "role": "user",
+         "content": "fine", "timestamp": "2026-11-01T09:00:00Z"},
+        {"user_id": user, "session_id": "s", "turn_id": "t2", "role": "user", "content": " ",
+         "timestamp": "2026-11-01T09:00:00Z"}], key=keys["write"]), 400)
+    assert [e["item"] for e in batch["errors"]] == [1] and batch["errors"][0]["reason"]
+    assert batch["detail"].startswith("1 refused; item 1: ")
+    field = _problem(_call(server, "POST", "/v1/search", {"user_id": user, "query": "tea",
+                                                          "k": "many"}, key=keys["read"]), 422)
+    assert field["errors"][0]["loc"] == "body.k" and field["detail"].startswith("body.k: ")
+    query = _problem(_call(server, "GET", "/v1/users?limit=nope", key=keys["read"]), 422)
+    assert query["errors"][0]["loc"] == "query.limit"
+    assert "not JSON" in _problem(_call(server, "POST", "/v1/turns", key=keys["write"],
+                                        headers={"content-type": "application/json"},
+                                        content=b"{nope"), 400)["detail"]
+    _problem(_call(server, "GET", "/v1/nowhere", key=keys["read"]), 404)
+    _problem(_call(server, "PUT", "/v1/search", {}, key=keys["read"]), 405)
+    deep = _call(server, "POST", "/v1/turns", headers={"content-type": "application/json"},
+                 key=keys["write"], content=b"[" * 5_000 + b"]" * 5_000)
+    assert "nested deeper" in _problem(deep, 400)["detail"]
+    naive = _call(server, "POST", "/v1/turns", {"user_id": user, "messages": [
+        {"role": "user", "content": "hi", "timestamp": "2026-11-01T09:00:00"}]},
+        key=keys["write"])
+    assert "time zone" in _problem(naive, 400)["detail"]
 
 
 def test_limits_per_tenant(worker: Worker, tmp_path: Any) -> None:
