@@ -107,10 +107,17 @@ class Status:
 
 class Client:
     """Sync agent API. Cheap to construct; connections are opened on first use. ``tenant``
-    owns the user ids it is given (default ``MEMQ_TENANT``)."""
+    owns the user ids it is given (default ``MEMQ_TENANT``). ``warm=True`` pays at
+    construction instead of at the first search: the embedding model is loaded and the
+    stores connected (``workers.warm.warm_reads``, on a user that holds nothing) before it
+    returns, for an agent that searches soon after it starts."""
 
-    def __init__(self, *, tenant: str | None = None) -> None:
+    def __init__(self, *, tenant: str | None = None, warm: bool = False) -> None:
         self._tenant = tenant
+        if warm:
+            from memq.workers.warm import warm_reads  # noqa: PLC0415
+
+            warm_reads("Client", force=True)
 
     @property
     def tenant(self) -> str:
@@ -357,8 +364,8 @@ class AsyncClient:
     """The same API for asyncio agents: each call runs the sync client in a worker thread
     (the store drivers are sync), so the event loop never blocks."""
 
-    def __init__(self, *, tenant: str | None = None) -> None:
-        self._sync = Client(tenant=tenant)
+    def __init__(self, *, tenant: str | None = None, warm: bool = False) -> None:
+        self._sync = Client(tenant=tenant, warm=warm)  # warm: as Client's, before it returns
 
     async def add(self, user_id: str, messages: str | Sequence[Mapping[str, Any] | Message],
                   session_id: str | None = None, *,

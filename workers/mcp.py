@@ -166,7 +166,18 @@ def build(user_id: str, client: _Memory | None = None) -> Any:
 
 def serve(user_id: str, transport: str, host: str, port: int,
           tenant: str | None = None) -> None:
-    server = build(user_id, _client(tenant))
+    import threading  # noqa: PLC0415
+
+    from memq.workers.api import Client  # noqa: PLC0415
+    from memq.workers.warm import warm_reads  # noqa: PLC0415
+
+    memory = _client(tenant)
+    server = build(user_id, memory)
+    if isinstance(memory, Client):  # searched here, not over the API
+        # the agent's first recall finds the model loaded and the stores connected
+        # (MEMQ_WARM=off: not); in the background, so the handshake is answered at once
+        threading.Thread(target=warm_reads, args=("memq mcp",), name="memq-warm",
+                         daemon=True).start()
     if transport == "stdio":
         server.run("stdio")
     else:

@@ -90,14 +90,15 @@ def warm(where: str) -> None:
     log.info("warmed up", where=where, seconds=round(took, 3))
 
 
-def warm_reads(where: str) -> None:
-    """The read path once, for a process that will search (``memq serve``, ``memq mcp``): the
-    embedding model loaded, Neo4j's and Chroma's connections and Neo4j's plans of search, on
-    a user that has nothing (read-only). Unless ``MEMQ_WARM=off``; a failure is logged."""
+def warm_reads(where: str, *, force: bool = False) -> None:
+    """The read path once, for a process that will search (``memq serve``, ``memq mcp``, a
+    ``Client(warm=True)``): the embedding model loaded, Neo4j's and Chroma's connections and
+    Neo4j's plans of search, on a user that has nothing (read-only). Unless ``MEMQ_WARM=off``
+    (``force``: asked for by the caller, so done anyway); a failure is logged."""
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.lifecycle import search  # noqa: PLC0415
 
-    if not wiring.settings().warm:
+    if not (force or wiring.settings().warm):
         return
     started = time.perf_counter()
     try:

@@ -77,3 +77,18 @@ def test_a_worker_warms_itself_when_it_starts(services: None, tmp_path: Path) ->
         assert "warm-up failed" not in worker.log.read_text()
     finally:
         worker.stop()
+
+
+def test_a_client_asked_to_be_warm_is_warm_when_it_returns(services: None) -> None:
+    """``Client(warm=True)``: the model is loaded and the stores connected before the
+    constructor returns, even where MEMQ_WARM=off (that setting is for the servers)."""
+    script = ("from memq import Client\nfrom memq.workers import wiring\n"
+              "print('before', wiring.embedder.cache_info().currsize)\n"
+              "Client(warm=True)\n"
+              "print('after', wiring.embedder.cache_info().currsize)\n")
+    res = subprocess.run([sys.executable, "-c", script], check=False, cwd=REPO,
+                         env=memq_env(MEMQ_WARM="off"), capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split() == ["before", "0", "after", "1"], res.stdout
+    assert "warm-up failed" not in res.stderr
