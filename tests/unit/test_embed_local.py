@@ -436,3 +436,19 @@ def test_a_routed_variant_is_built_by_build_not_by_the_local_embedder() -> None:
     assert routed.model_id == MODEL_IDS["l3+use"] and routed.dims == 384 + 512
     assert ROUTED["l3+use"] == "l3-w8a7"
     assert isinstance(build("int8-w8a7"), LocalEmbedder)
+
+
+def test_routing_leaves_english_as_its_model_reads_it(int8_w8a7: LocalEmbedder,
+                                                      int8_w8a7_cache: Path) -> None:
+    """Under int8-w8a7+use an English text's vector is int8-w8a7's, followed by zeros: its
+    cosines, and so English search, are what int8-w8a7 gives; a Chinese text's is USE's."""
+    from memq.pipeline.adapters.embed_local import build
+    from memq.pipeline.adapters.embed_routed import UseEmbedder
+
+    routed = build("int8-w8a7+use", cache_dir=int8_w8a7_cache)
+    assert routed.model_id == MODEL_IDS["int8-w8a7+use"] != int8_w8a7.model_id
+    english, chinese = _matrix(routed.embed(["The user lives in Lisbon.", "用户住在上海。"]))
+    assert np.allclose(english[:384], int8_w8a7.embed(["The user lives in Lisbon."])[0],
+                       atol=1e-6)
+    assert not english[384:].any() and not chinese[:384].any()
+    assert np.allclose(chinese[384:], UseEmbedder().embed(["用户住在上海。"])[0], atol=1e-6)
