@@ -188,6 +188,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _component(text: str) -> str:
+    """An argparse type: a component of the local stack (not choices=: Python 3.11 checks an
+    empty ``NAME...`` against them and refuses it)."""
+    from memq.workers.stack import COMPONENTS  # noqa: PLC0415
+
+    if text not in COMPONENTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: one of {', '.join(COMPONENTS)}")
+    return text
+
+
 def _now(args: argparse.Namespace) -> datetime:
     if not getattr(args, "now", None):
         return datetime.now(UTC)
@@ -351,13 +361,43 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_up(args: argparse.Namespace) -> int:
+    from memq.workers import stack  # noqa: PLC0415
+
+    if not 1 <= args.api_port <= 65535:
+        raise UsageError(f"--api-port {args.api_port}: a port is 1-65535")
+    skip = {"worker"} if args.no_worker else set()
+    skip |= {"server"} if args.no_server else set()
+    names = args.names or [n for n in stack.COMPONENTS if n not in skip]
+    return stack.up(stack.config(args.home, api_port=args.api_port), names)
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from memq.workers import stack  # noqa: PLC0415
+
+    return stack.down(stack.config(args.home), args.names or stack.COMPONENTS)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
+    """The local stack first, when there is one (``--home``, or pid files in MEMQ_HOME: memq
+    up, scripts/services), one line per component; then the queues, once Redis is up."""
+    from memq.workers import stack  # noqa: PLC0415
     from memq.workers.ops import status  # noqa: PLC0415
 
+    cfg = stack.config(args.home)
+    lines = stack.status(cfg, stack.COMPONENTS) if args.home or stack.in_use(cfg) else []
+    if not all(line.up for line in lines):  # the queues need the Redis that is down
+        if args.json:
+            _print_json({"stack": [line.to_json() for line in lines]})
+        for line in lines if not args.json else ():
+            print(line.text())
+        return 1
     now = status()
     if args.json:
-        _print_json(now)
+        _print_json({**now, "stack": [line.to_json() for line in lines]} if lines else now)
         return 0
+    for line in lines:
+        print(line.text())
     oldest = now["oldest_inflight_s"]
     print(f"queues      {'  '.join(f'{q} {n}' for q, n in now['queues'].items())}")
     print(f"in flight   {now['inflight']} (oldest "
@@ -649,9 +689,26 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_wait)
-    p = sub.add_parser("status", help="queues, in flight, oldest message, dead letters, workers")
+    p = sub.add_parser("status", help="the local stack (memq up), queues, in flight, oldest "
+                       "message, dead letters, workers")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--home", metavar="DIR", help="the local stack's folder (default MEMQ_HOME); "
+                   "given, its stores are shown (and must be up) even before memq up")
     p.set_defaults(fn=cmd_status)
+    p = sub.add_parser("up", help="start the local stack: Redis, Neo4j, Chroma, a worker and "
+                       "memq serve on 127.0.0.1 (installs what is missing where it can)")
+    p.add_argument("--home", metavar="DIR", help="data, logs and pid files (default MEMQ_HOME)")
+    p.add_argument("--no-worker", action="store_true", help="no background worker")
+    p.add_argument("--no-server", action="store_true", help="no memq serve")
+    p.add_argument("--api-port", type=int, default=8080, help="memq serve's port (8080)")
+    p.add_argument("names", nargs="*", metavar="NAME", type=_component,
+                   help="only these: redis, neo4j, chroma, worker, server (default: all)")
+    p.set_defaults(fn=cmd_up)
+    p = sub.add_parser("down", help="stop what memq up started (SIGTERM, then SIGKILL)")
+    p.add_argument("--home", metavar="DIR", help="the stack's folder (default MEMQ_HOME)")
+    p.add_argument("names", nargs="*", metavar="NAME", type=_component,
+                   help="only these (default: all)")
+    p.set_defaults(fn=cmd_down)
     p = sub.add_parser("doctor", help="is every service, the LLM and the embedder reachable")
     p.add_argument("--json", action="store_true")
     p.add_argument("--config", action="store_true", help="also print the effective settings "
@@ -813,11 +870,11 @@ def one_line(exc: BaseException) -> tuple[str, int]:
         from memq.workers.ops import mask_url  # noqa: PLC0415
 
         return (f"cannot reach Redis at {mask_url(wiring.settings().redis_url)} ({text}); "
-                "start it (scripts/services up) or set MEMQ_REDIS_URL", 3)
+                "start it (memq up; in a checkout scripts/services up) or set MEMQ_REDIS_URL", 3)
     if isinstance(exc, TransientError):
         return f"{text}; is the service up? (memq doctor checks each one)", 3
     if type(exc).__module__.startswith("neo4j"):
-        return (f"Neo4j: {text}; start it (scripts/services up) or set MEMQ_NEO4J_URI "
+        return (f"Neo4j: {text}; start it (memq up) or set MEMQ_NEO4J_URI "
                 "(memq doctor checks each service)", 3)
     if isinstance(exc, ModuleNotFoundError):
         return (f"{text}: this command needs the worker extra: pip install \"memq[worker]\" "

@@ -34,9 +34,27 @@ class Settings(BaseSettings):
                                       env_file_encoding="utf-8", use_attribute_docstrings=True)
 
     redis_port: int = 6379
-    """where the local services are: the same names `scripts/services` reads"""
+    """where the local services are: `memq up` and `scripts/services` start them there"""
     neo4j_port: int = 7687
     chroma_port: int = 8000
+    home: str = Field(default="", json_schema_extra={"shown": "`~/.local/share/memq`"})
+    """the local stack's folder (`memq up`, `scripts/services`: `.memq/` of the checkout): the
+    stores' data, logs and pid files; `$XDG_DATA_HOME/memq` when that is set"""
+    neo4j_heap: str = "512m"
+    """the local Neo4j's heap and page cache (`memq up`)"""
+    neo4j_pagecache: str = "128m"
+    neo4j_checkpoint_s: int = Field(default=60, ge=1)
+    """the local Neo4j checkpoints this often, which prunes its transaction log
+    (workers/scrub.py)"""
+    neo4j_java_opts: str = Field(default="", json_schema_extra={"shown": "unset"})
+    """more JVM options of the local Neo4j (e.g. `-XX:TieredStopAtLevel=1` for one that lives
+    minutes: C2's compiling never pays there)"""
+    chroma_bin: str = Field(default="", json_schema_extra={"shown": "beside memq's Python"})
+    """the `chroma` the local stack runs (chromadb's, in the environment memq runs in)"""
+    chroma_log_index: Literal["on", "off"] = "off"
+    """`on`: the local Chroma's write log gets the `(topic, seq_id)` index it lacks
+    (pipeline/adapters/chroma_log.py), for a store written by a release of a collection per
+    user until `memq run relocate` has run"""
     redis_db: int = 0
     """the Redis database of the URL made from the port"""
     redis_url: str = Field(default="", json_schema_extra={"shown": "from the port"})
@@ -312,6 +330,13 @@ class Settings(BaseSettings):
     @property
     def cache_path(self) -> Path:
         return Path(self.cache).expanduser()
+
+    @property
+    def home_path(self) -> Path:
+        if self.home:
+            return Path(self.home).expanduser().absolute()
+        data = os.environ.get("XDG_DATA_HOME") or "~/.local/share"
+        return Path(data, "memq").expanduser().absolute()
 
     @property
     def llm_enabled(self) -> bool:

@@ -1,6 +1,6 @@
 // Runs Neo4j 5 Community embedded with only the Bolt connector (no auth, no HTTP).
 // Source-file mode, no build step:
-//   java -Xmx512m -cp "$LIB/*" deploy/neo4j/Neo4jLauncher.java \
+//   java -Xmx512m -cp "$LIB/*" workers/neo4j/Neo4jLauncher.java \
 //        --home DIR [--bolt 127.0.0.1:7687] [--pagecache 128m]
 // Prints "neo4j ready bolt://HOST:PORT" once Bolt accepts connections; stops on SIGTERM.
 
