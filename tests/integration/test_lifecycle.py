@@ -255,6 +255,37 @@ def test_a_user_keeps_its_model_for_writes_until_reembedded(user_id: str,
             other.stop()
 
 
+def test_reembed_from_minilm_alone_to_the_default_that_reads_chinese(user_id: str,
+                                                                     tmp_path: Path) -> None:
+    """An upgrade: a user written under the old default (int8-w8a7: MiniLM-L6 alone) keeps
+    it until ``memq run reembed`` moves every vector to the default (int8-w8a7+use); then a
+    Chinese question finds its Chinese turn by meaning."""
+    from memq.pipeline.adapters.embed_local import MODEL_ID, MODEL_IDS
+
+    url = f"{REDIS_BASE}/13"  # a broker db of this test's own: the suite's worker stays out
+    redis.Redis.from_url(url).flushdb()
+    old = memq_env(MEMQ_REDIS_URL=url, MEMQ_LOCAL_MODEL="int8-w8a7")
+    worker = start_worker(tmp_path, "old-default", concurrency=1, env=old)
+    try:
+        lines = [json.dumps({"user_id": user_id, "session_id": "s1", "turn_id": f"t{i}",
+                             "role": "user", "content": text,
+                             "timestamp": f"2026-03-01T09:0{i}:00+00:00"})
+                 for i, text in enumerate(["I like jazz.", "我家那只橘猫最近老掉毛。",
+                                           "周末去西湖边骑了一圈自行车。"])]
+        published = json.loads(memq("enqueue", "-", "--json", stdin="\n".join(lines) + "\n",
+                                    env=old).stdout)["published"]
+        waits = [arg for p in published for arg in ("--delivery", p["delivery_id"])]
+        memq("wait", "--timeout", "120", *waits, env=old)
+    finally:
+        worker.stop()
+    assert set().union(*_models(user_id).values()) == {MODEL_IDS["int8-w8a7"]}
+    memq("run", "reembed", "--user", user_id)  # the default's model
+    assert set().union(*_models(user_id).values()) == {MODEL_ID}
+    hits = json.loads(memq("search", "--user", user_id, "--json", "--no-record", "--k", "3",
+                           "谁的宠物在换毛？").stdout)
+    assert "橘猫" in hits[0]["content"], hits
+
+
 def test_beat_fanout_runs_the_job_per_user_on_a_worker(user_id: str) -> None:
     from memq.workers import app as app_module
     from memq.workers import lifecycle

@@ -69,7 +69,7 @@ def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
 def test_model_ids_never_mix(fp32: LocalEmbedder, int8: LocalEmbedder) -> None:
     assert fp32.model_id == MODEL_IDS["fp32"] == "all-MiniLM-L6-v2-onnx-fp32"
     assert int8.model_id == MODEL_IDS["int8"] == "all-MiniLM-L6-v2-onnx-int8"
-    assert MODEL_IDS["int8-w8a7"] == MODEL_ID  # the default's
+    assert MODEL_IDS["int8-w8a7+use"] == MODEL_ID  # the default's: routed by script
 
 
 def test_built_graph_is_valid_onnx() -> None:
