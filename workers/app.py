@@ -76,17 +76,9 @@ def _init_process(**_: object) -> None:
 
 @worker_ready.connect
 def _start_reaper(**_: object) -> None:
-    import structlog  # noqa: PLC0415
-
     from memq.workers import events, reaper  # noqa: PLC0415
-    from memq.workers.coord import legacy_keys  # noqa: PLC0415
 
     wiring.configure_logging()
-    coord = wiring.coord()
-    if not coord.cluster and legacy_keys(coord.r):
-        structlog.get_logger(__name__).error(
-            "Redis holds work in the layout of an earlier memq (one outbox, no buckets): "
-            "run `memq migrate-keys` once, or those deliveries wait")
     reaper.start()
     events.start()
 

@@ -613,24 +613,6 @@ def cmd_move_user(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_migrate_keys(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.coord import migrate_legacy_keys  # noqa: PLC0415
-
-    coord = wiring.coord()
-    if coord.cluster:
-        print("memq: migrate-keys runs on the one Redis the earlier layout ran on, before "
-              "the state moves to a cluster (MEMQ_STATE_CLUSTER is on)", file=sys.stderr)
-        return 2
-    moved = migrate_legacy_keys(coord.r)
-    if args.json:
-        _print_json(moved)
-    else:
-        print("moved: " + (", ".join(f"{n} {kind}" for kind, n in sorted(moved.items()))
-                           or "nothing"))
-    return 0
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.check import check_lines, check_user  # noqa: PLC0415
@@ -804,10 +786,6 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
                    help="seconds to wait for a drain of the user to let go")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_move_user)
-    p = sub.add_parser("migrate-keys", help="move Redis keys of an earlier memq's layout "
-                       "(one outbox) into the buckets of this one (idempotent)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_migrate_keys)
     p = sub.add_parser("check", help="compare Chroma and Neo4j memory by memory")
     p.add_argument("--user", help="one user (default: every user of either store)")
     p.add_argument("--repair", action="store_true",

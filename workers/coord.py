@@ -54,7 +54,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import threading
 import time
 import uuid
@@ -829,8 +828,8 @@ class Coord:
         """Delete what Redis holds of the user: the turn ledger, and every delivery of the
         user (batches carry content) in the mailbox or the outbox; they count as done."""
         mine = set(self.mailbox(user_id, 1_000_000))
-        # every bucket's outbox: a delivery recorded before ids named their user's bucket
-        # (workers.migrate) may be in another one than the user's
+        # every bucket's outbox: a delivery whose id does not name its user's bucket may be
+        # in another one than the user's
         outbox = [d for got in self._each([outbox_key(b) for b in self.buckets()], "zrange",
                                           0, -1) for d in got]
         pipe = self.r.pipeline(transaction=False)
@@ -841,81 +840,6 @@ class Coord:
         self.finish(user_id, sorted(mine))
         self.r.delete(_ledger_key(user_id))
         return existed
-
-
-# -- keys of the layout before the buckets (one Redis; workers.cli migrate-keys) ---------------
-_LEGACY_INDEXES = (OUTBOX, INFLIGHT, MAILBOXES, DEAD)
-_LEGACY_BY_DELIVERY = {"delivery": delivery_key, "extracted": _extracted_key,
-                       "outcome": _outcome_key}
-_LEGACY_BY_USER = ("mbox", "owner", "turns", "forgotten")
-_NEW = re.compile(r"memq:[a-z]+:\{m[0-9a-f]{2}\}:")  # a key of this layout: tag, then the id
-
-
-def legacy_keys(r: redis.Redis) -> bool:
-    """Whether the Redis holds any index of the layout before the buckets (a deployment
-    upgraded with deliveries in flight: ``memq migrate-keys`` moves them)."""
-    return bool(r.exists(*_LEGACY_INDEXES))
-
-
-def migrate_legacy_keys(r: redis.Redis) -> dict[str, int]:
-    """Move every key of the layout before the buckets to its place in this one (RENAME; the
-    indexes split by bucket), on the one Redis that layout ran on (not a cluster). Idempotent:
-    run it again and it finds nothing; a key another run moved meanwhile is skipped. With the
-    workers stopped (or idle): a delivery moved while a worker of the old release holds it is
-    finished by the reaper's next pass."""
-    moved = _rename_legacy(r)
-    moved.update(_split_legacy_indexes(r))
-    return moved
-
-
-def _rename_legacy(r: redis.Redis) -> dict[str, int]:
-    from memq.workers.shards import PREFIX as SHARD  # noqa: PLC0415
-    from memq.workers.shards import entry_key  # noqa: PLC0415
-
-    moved: dict[str, int] = {}
-
-    def rename(old: str, new: str, kind: str) -> None:
-        if old == new:
-            return
-        try:
-            if r.renamenx(old, new):
-                moved[kind] = moved.get(kind, 0) + 1
-        except redis.ResponseError:  # gone meanwhile (another run took it)
-            pass
-
-    for kind, key_of in _LEGACY_BY_DELIVERY.items():
-        prefix = f"memq:{kind}:"
-        for key in list(cast(Iterator[str], r.scan_iter(match=f"{prefix}*", count=1000))):
-            if not _NEW.match(key):
-                rename(key, key_of(key[len(prefix):]), kind)
-    for kind in _LEGACY_BY_USER:
-        prefix = f"memq:{kind}:"
-        for key in list(cast(Iterator[str], r.scan_iter(match=f"{prefix}*", count=1000))):
-            if not _NEW.match(key):
-                rename(key, user_key(kind, key[len(prefix):]), kind)
-    for key in list(cast(Iterator[str], r.scan_iter(match=f"{SHARD}{{*", count=1000))):
-        if not _NEW.match(key) and key.endswith("}"):
-            rename(key, entry_key(key[len(SHARD) + 1:-1]), "shard")
-    return moved
-
-
-def _split_legacy_indexes(r: redis.Redis) -> dict[str, int]:
-    """The one outbox, in-flight set, mailbox set and dead-letter list, into their buckets
-    (one transaction)."""
-    pipe = r.pipeline(transaction=True)
-    outbox = cast(list[tuple[str, float]], r.zrange(OUTBOX, 0, -1, withscores=True))
-    for d, at in outbox:
-        pipe.zadd(outbox_key(delivery_bucket(d)), {d: at})
-    for d in cast(set[str], r.smembers(INFLIGHT)):
-        pipe.sadd(inflight_key(delivery_bucket(d)), d)
-    for u in cast(set[str], r.smembers(MAILBOXES)):
-        pipe.sadd(mailboxes_key(bucket(u)), u)
-    dead = cast(list[str], r.lrange(DEAD, 0, -1))
-    for raw in dead:
-        pipe.rpush(dead_key(_dead_bucket(raw)), raw)
-    pipe.delete(*_LEGACY_INDEXES)
-    pipe.execute()
-    return {"outbox": len(outbox), "dead letters": len(dead)}
 
 
 def _dead_bucket(raw: str) -> int:
