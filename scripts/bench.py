@@ -383,6 +383,7 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
     import json
     import subprocess
 
+    from memq.workers import outbox
     from memq.workers.coord import Coord
     from memq.workers.settings import Settings
 
@@ -400,19 +401,19 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
     subprocess.run([sys.executable, "-m", "memq.workers.cli", "enqueue", "-"], env=env,
                    input="\n".join(lines), text=True, check=True, stdout=subprocess.DEVNULL)
     load = Coord.from_url(Settings(redis_db=int(LOAD_DB)).redis_url)  # what the workers read
-    queued = load.inflight()
+    queued = outbox.inflight(load)
     procs = [subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
                                "--concurrency", "1", "-n", f"enqload{i}@%h"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True) for i in range(n)]
     try:
         deadline = time.monotonic() + 300
-        while queued - load.inflight() < 2 * n:
+        while queued - outbox.inflight(load) < 2 * n:
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 raise RuntimeError("the load workers did not start (see memq doctor)")
             time.sleep(0.5)
         yield
-        if load.inflight() == 0:
+        if outbox.inflight(load) == 0:
             print("note: the backlog ran out during the measurement; use more --reps")
     finally:
         for p in procs:
@@ -811,7 +812,7 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
     """memq's delivery bookkeeping against Redis Streams with a consumer group, on a scratch
     redis-server of its own (never the services'): N deliveries enqueued as an agent does
     (``memq.workers.client.enqueue``: record, outbox, in flight, the broker message, one Lua
-    call), then consumed and finished (a BRPOP, the record read, ``Coord.finish``); against
+    call), then consumed and finished (a BRPOP, the record read, ``mailbox.finish``); against
     XADD, XREADGROUP, XACK + XDEL, and one XAUTOCLAIM (what would replace the reaper's scan).
     Per delivery: client time, and Redis's CPU (INFO commandstats). The Streams side keeps no
     delivery state (what ``wait`` and ``status`` read) and no mailbox: a floor for it."""
@@ -823,6 +824,7 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
     import redis
 
     from memq.schemas import IngestBatch
+    from memq.workers import mailbox, outbox
     from memq.workers.client import enqueue
     from memq.workers.coord import Coord
 
@@ -861,8 +863,8 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
             body = json.loads(got[1])["body"]
             args_ = json.loads(base64.b64decode(body))
             delivery = args_[0][0]["delivery_id"]
-            coord.delivery(delivery)
-            coord.finish("u1", [delivery])
+            outbox.delivery(coord, delivery)
+            mailbox.finish(coord, "u1", [delivery])
             done += 1
         con, cpu = time.perf_counter() - t0, redis_us()
         print(f"outbox  : {done} deliveries; enqueue {1e6 * enq / n:.0f} us, consume + finish "

@@ -117,13 +117,15 @@ def fuzzed_lines(rng: random.Random, good: list[str], n: int, user: str) -> list
 
 
 def _wait(coord: Any, timeout: float) -> bool:
-    """Like Coord.wait, riding out a Redis restart."""
+    """Like workers.outbox.wait, riding out a Redis restart."""
     import redis
+
+    from memq.workers import outbox
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if not coord.inflight():
+            if not outbox.inflight(coord):
                 return True
         except redis.RedisError:
             pass
@@ -209,10 +211,10 @@ def tally(name: str, plans: list[stress.UserPlan], coord: Any, extra: dict[str, 
           huge_user: str, *, done: bool, recovery: float, dead_workers: int,
           seconds: float) -> dict[str, Any]:
     """What came out against what went in, and the oracle's verdict."""
-    from memq.workers import wiring
+    from memq.workers import deadletters, wiring
 
     score = stress.compare(plans, wiring.stores_for)
-    dead = coord.dead_letters()
+    dead = deadletters.dead_letters(coord)
     quarantined = sum(1 for d in dead if str(d.get("stage", "")).startswith("broker:")
                       or d.get("delivery_id") in ("p1", "p2", "p3", "p4"))
     huge_episodes = wiring.chroma().count_episodes(huge_user) if name == "huge" else 0

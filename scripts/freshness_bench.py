@@ -102,7 +102,7 @@ def wait_ready(n: int, timeout: float = 120) -> None:
 def phase(batches: Sequence[Any], rate: float | None, timeout: float) -> dict[str, Any]:
     """Enqueue ``batches`` (at once when ``rate`` is None, else on a schedule of ``rate``
     turns/s), wait until done; the freshness recorded meanwhile and the throughput."""
-    from memq.workers import wiring
+    from memq.workers import outbox, wiring
     from memq.workers.client import enqueue
     from memq.workers.metrics import freshness, minus, read
 
@@ -123,7 +123,7 @@ def phase(batches: Sequence[Any], rate: float | None, timeout: float) -> dict[st
             enqueue([b])
             due += len(b.turns) / rate
     offered_s = time.monotonic() - started
-    done = coord.wait(timeout)
+    done = outbox.wait(coord, timeout)
     seconds = time.monotonic() - started
     after = read(coord.r).get("memq_freshness_seconds", {})
     delta = {labels: minus(v, before.get(labels, {})) for labels, v in after.items()}
@@ -178,7 +178,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
 
 def measure(args: Any, env: dict[str, str]) -> list[dict[str, Any]]:
     """The rows, with the services ``env`` names (already in this process's environment)."""
-    from memq.workers import wiring
+    from memq.workers import deadletters, wiring
 
     logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
@@ -205,7 +205,7 @@ def measure(args: Any, env: dict[str, str]) -> list[dict[str, Any]]:
                 print_row(rows[-1])
         finally:
             stop_workers(procs)
-    dead = len(wiring.coord().dead_letters())
+    dead = len(deadletters.dead_letters(wiring.coord()))
     print(f"dead letters: {dead}")
     return rows
 

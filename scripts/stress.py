@@ -238,7 +238,7 @@ class Shards:
     def start(self, coord: Any, users: list[str]) -> None:
         """Listen for finished deliveries; restart the chosen shard after --restart-after s;
         move a random user to random shards every --move-every s (workers.shards.move)."""
-        from memq.workers.coord import FINISHED
+        from memq.workers.layout import FINISHED
 
         pubsub = coord.r.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(FINISHED)
@@ -357,14 +357,16 @@ class Sizes:
 
 
 def wait_through(coord: Any, timeout_s: float) -> bool:
-    """``coord.wait``, through an outage of the state's Redis (--restart-state-node: a count
+    """``outbox.wait``, through an outage of the state's Redis (--restart-state-node: a count
     of the buckets fails while one primary is down; waiting resumes on its return)."""
     import redis
+
+    from memq.workers import outbox
 
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return bool(coord.wait(max(0.0, deadline - time.monotonic())))
+            return bool(outbox.wait(coord, max(0.0, deadline - time.monotonic())))
         except redis.RedisError:
             if time.monotonic() > deadline:
                 return False
@@ -381,12 +383,12 @@ class StateRestart:
                  users: list[str]) -> None:
         import redis
 
-        from memq.workers.coord import FINISHED, user_key
+        from memq.workers.layout import FINISHED, mailbox_key
 
         if cluster is None:
             sys.exit("stress: --restart-state-node needs --state-cluster N")
         slots = coord.r.nodes_manager
-        port_of = {u: slots.get_node_from_slot(coord.r.keyslot(user_key("mbox", u))).port
+        port_of = {u: slots.get_node_from_slot(coord.r.keyslot(mailbox_key(u))).port
                    for u in users}
         self.i = args.restart_state_node
         if self.i < 0:
@@ -632,7 +634,7 @@ def main() -> int:
 
 def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0912, PLR0915  (one run)
         shards: Shards | None, cluster: Any = None) -> int:
-    from memq.workers import wiring
+    from memq.workers import counters, deadletters, wiring
     from memq.workers.client import enqueue, parse_lines
 
     rng = random.Random(args.seed)
@@ -647,8 +649,8 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0912, PLR0915
     logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
     coord = wiring.coord()
-    coord.reset_stats("replans", "reaped")
-    dead_before = len(coord.dead_letters())
+    counters.reset(coord, "replans", "reaped")
+    dead_before = len(deadletters.dead_letters(coord))
     commands_before = redis_commands(coord)
     workers = [start_worker(i, env, logdir) for i in range(args.workers)]
     load_before = os.getloadavg()
@@ -688,7 +690,7 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0912, PLR0915
     if shards is not None:
         shards.stop.set()
     score = compare(plans, wiring.stores_for)
-    dead = len(coord.dead_letters()) - dead_before
+    dead = len(deadletters.dead_letters(coord)) - dead_before
     enqueue_times.sort()
     figures = {
         "users": args.users, "turns": args.users * args.turns, "batches": len(batches),
@@ -710,10 +712,10 @@ def run(args: argparse.Namespace, env: dict[str, str],  # noqa: PLR0912, PLR0915
         "episodes missing": score["episodes_missing"], "dead letters": dead,
         "finished": done, "seconds": round(seconds, 1),
         "turns/s": round(args.users * args.turns / seconds, 1),
-        "stale plans refused": coord.stat("replans"),
-        "re-plans per delivery": round(coord.stat("replans")
+        "stale plans refused": counters.stat(coord, "replans"),
+        "re-plans per delivery": round(counters.stat(coord, "replans")
                                        / len(deliveries), 3),
-        "reaped (stalled work)": coord.stat("reaped"),
+        "reaped (stalled work)": counters.stat(coord, "reaped"),
         "max message bytes": max(sizes.max.values()),
         "redis commands/delivery": round(commands / len(deliveries), 1),
         "enqueue p50 ms": round(1000 * enqueue_times[len(enqueue_times) // 2], 2),

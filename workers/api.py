@@ -173,16 +173,16 @@ class Client:
         return dataclasses.replace(st, user_id=self.caller_id(st.user_id)) if st.user_id else st
 
     def status(self, delivery_ids: Sequence[str]) -> list[Status]:
-        from memq.workers import wiring  # noqa: PLC0415
+        from memq.workers import outbox, wiring  # noqa: PLC0415
 
-        return [self._status(row) for row in wiring.coord().statuses(list(delivery_ids))]
+        return [self._status(row) for row in outbox.statuses(wiring.coord(), list(delivery_ids))]
 
     def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
         """Block until every delivery is done or dead-lettered (woken as each one finishes,
         not polling); TimeoutError otherwise."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from memq.workers import outbox, wiring  # noqa: PLC0415
 
-        rows = wiring.coord().await_finished(list(delivery_ids), timeout)
+        rows = outbox.await_finished(wiring.coord(), list(delivery_ids), timeout)
         statuses = [self._status(row) for row in rows]
         if not all(s.finished for s in statuses):
             waiting = sum(not s.finished for s in statuses)

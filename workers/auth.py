@@ -33,7 +33,7 @@ from typing import Any, cast
 import redis
 
 from memq.schemas.messages import TENANT_PATTERN
-from memq.workers.coord import lua
+from memq.workers.layout import lua
 
 SCOPES = ("read", "write", "forget", "admin")
 TENANT_RE = re.compile(TENANT_PATTERN)

@@ -50,9 +50,9 @@ def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) ->
 
 
 def _quarantine(raw: bytes | str | None, reason: str, queue: str | None) -> None:
-    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers import deadletters, wiring  # noqa: PLC0415
 
-    wiring.coord().put_dead(quarantine_entry(raw, reason, queue))
+    deadletters.put(wiring.coord(), quarantine_entry(raw, reason, queue))
     log.error("quarantined an unreadable message", queue=queue, reason=reason[:200])
 
 

@@ -13,12 +13,12 @@ import structlog
 
 from memq.pipeline import service
 from memq.pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
-from memq.workers import wiring
+from memq.workers import section, wiring
 from memq.workers.tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 
-CHECK_LOCK_WAIT_S = 30.0
+CHECK_CLAIM_WAIT_S = 30.0
 
 
 @dataclass
@@ -59,8 +59,8 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
 
 def check_user(user: str, *, repair: bool) -> Checked:
     s = wiring.settings()
-    with wiring.coord().hold(user, s.lock_lease_s, CHECK_LOCK_WAIT_S,
-                                publish_apply) as token:
+    with section.hold(wiring.coord(), user, s.lock_lease_s, CHECK_CLAIM_WAIT_S,
+                      publish_apply) as token:
         if token is None:
             return Checked(user, busy=True)
         count, found = _scan(user)
@@ -80,8 +80,8 @@ def check_lines(checked: Sequence[Checked], *, repair: bool) -> list[str]:
     lines = []
     for c in checked:
         if c.busy:
-            lines.append(f"busy     user {c.user}: a batch held its lock for "
-                         f"{CHECK_LOCK_WAIT_S:g}s; not checked")
+            lines.append(f"busy     user {c.user}: a drain held the user's claim for "
+                         f"{CHECK_CLAIM_WAIT_S:g}s; not checked")
             continue
         if not repair:
             lines += [f"drift    {d.describe()}" for d in c.found]

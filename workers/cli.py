@@ -107,18 +107,19 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
 def cmd_wait(args: argparse.Namespace) -> int:
     """Until these deliveries (--delivery), or everything in flight, are done: blocks, woken
     as each delivery finishes."""
-    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers import deadletters, outbox, wiring  # noqa: PLC0415
     from memq.workers.api import Status  # noqa: PLC0415
 
     coord = wiring.coord()
     wanted: list[str] = args.delivery or []
     if sys.stderr.isatty() and not args.json:
-        print(f"waiting for {len(wanted) or coord.inflight()} delivery(ies)…", file=sys.stderr)
+        print(f"waiting for {len(wanted) or outbox.inflight(coord)} delivery(ies)…",
+              file=sys.stderr)
     if wanted:
-        statuses = [Status(**row) for row in coord.await_finished(wanted, args.timeout)]
+        statuses = [Status(**row) for row in outbox.await_finished(coord, wanted, args.timeout)]
         left = sum(not st.finished for st in statuses)
     else:
-        statuses, left = [], 0 if coord.wait(args.timeout) else coord.inflight()
+        statuses, left = [], 0 if outbox.wait(coord, args.timeout) else outbox.inflight(coord)
     dead = [st for st in statuses if st.state == "dead_lettered"]
     if args.json:
         _print_json({"done": left == 0, "in_flight": left,
@@ -130,7 +131,8 @@ def cmd_wait(args: argparse.Namespace) -> int:
         print(f"{len(wanted) - len(dead)} delivery(ies) done, {len(dead)} dead-lettered"
               + "".join(f"\n  {st.delivery_id}: {st.reason}" for st in dead))
     else:
-        print(f"all enqueued batches done ({len(coord.dead_letters())} in the dead-letter queue)")
+        print(f"all enqueued batches done ({len(deadletters.dead_letters(coord))} in the "
+              "dead-letter queue)")
     return 1 if left or dead else 0
 
 
@@ -311,7 +313,7 @@ def cmd_webhooks(args: argparse.Namespace) -> int:
         for tenant, url in rows.items() if not args.json else ():
             print(f"{tenant:<16} {url}")
         return 0
-    if not wiring.coord().remove_hook(args.tenant):
+    if not events.remove_hook(wiring.coord(), args.tenant):
         raise UsageError(f"tenant {args.tenant} has no webhook (memq webhooks list)")
     return 0
 
@@ -556,16 +558,16 @@ def cmd_scrub(args: argparse.Namespace) -> int:
 
 
 def cmd_deadletters(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
+    from memq.workers import deadletters, wiring  # noqa: PLC0415
 
     coord = wiring.coord()
     if args.requeue or args.requeue_all:
         return _requeue(coord, set(args.requeue or ()), every=args.requeue_all, json_out=args.json)
     if args.clear:
-        gone = coord.take_dead_letters(lambda _: True)
+        gone = deadletters.take(coord, lambda _: True)
         print(f"cleared {len(gone)} dead letter(s)")
         return 0
-    dead = coord.dead_letters()
+    dead = deadletters.dead_letters(coord)
     if args.json:
         _print_json(dead)
     else:

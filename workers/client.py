@@ -177,7 +177,8 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     from memq.workers import wiring  # noqa: PLC0415
 
     check_times(batches)
-    from memq.workers.coord import new_delivery_id  # noqa: PLC0415
+    from memq.workers import outbox  # noqa: PLC0415
+    from memq.workers.layout import new_delivery_id  # noqa: PLC0415
     from memq.workers.wire import task_message  # noqa: PLC0415
 
     if not batches:
@@ -192,9 +193,9 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
 
         with tracing.span("memq.enqueue", deliveries=len(rows),
                           turns=sum(len(b.turns) for b in batches)) as trace:
-            coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
-                         now + s.stall_s, messages, trace=trace)
+            outbox.accept(coord, [(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
+                          now + s.stall_s, messages, trace=trace)
     else:
-        coord.accept([(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
-                     now + s.stall_s, messages)
+        outbox.accept(coord, [(d, b.user_id, b.model_dump_json()) for d, b in rows], now,
+                      now + s.stall_s, messages)
     return [Published(d, b.batch_id, b.user_id, b.session_id, len(b.turns)) for d, b in rows]

@@ -378,13 +378,13 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
     @router.get("/ops", response_class=HTMLResponse)
     def ops(request: Request, hours: float = Query(default=1.0, gt=0, le=24)) -> HTMLResponse:
         viewer = _viewer(request, "admin")
-        from memq.workers import metrics  # noqa: PLC0415
+        from memq.workers import deadletters, metrics  # noqa: PLC0415
 
         coord = wiring.coord()
         now = datetime.now(UTC).timestamp()
         gauges = metrics.gauges(coord)
         dead = [dict(d, user_id=viewer.sees(d.get("user_id")))
-                for d in coord.dead_letters()
+                for d in deadletters.dead_letters(coord)
                 if viewer.sees(d.get("user_id"))]
         points = metrics.samples(coord.r, since=now - hours * 3600)
         charts = [

@@ -11,7 +11,7 @@ from memq.pipeline import service
 from memq.pipeline.correct import correction
 from memq.pipeline.errors import StaleVersion, TransientError
 from memq.schemas import StoredMemory
-from memq.workers import wiring
+from memq.workers import section, wiring
 
 log = structlog.get_logger(__name__)
 
@@ -28,8 +28,8 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
     from memq.workers.tasks import publish_apply  # noqa: PLC0415
 
     s, now = wiring.settings(), now or datetime.now(UTC)
-    with wiring.coord().hold(user_id, s.lock_lease_s, 2 * s.lock_lease_s,
-                             publish_apply) as token:
+    with section.hold(wiring.coord(), user_id, s.lock_lease_s, 2 * s.lock_lease_s,
+                      publish_apply) as token:
         if token is None:
             raise TransientError(f"user {user_id} is busy; correct again in a moment")
         ports = wiring.ports_for(user_id)

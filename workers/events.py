@@ -8,8 +8,8 @@ Events (ids only, never text: a subscriber reads what it may with its own key):
     memory.superseded        a memory is no longer current (a newer fact, a correction)
     memory.forgotten         a memory (memory_id "*": the whole user) was forgotten
 
-The write path only appends an event to a Redis stream (``Coord.emit``; nothing at all when
-no tenant has a webhook), so a slow or dead subscriber never slows it. Every worker runs a
+The write path only appends an event to a Redis stream (``emit``; nothing at all when no
+tenant has a webhook), so a slow or dead subscriber never slows it. Every worker runs a
 dispatcher thread: it reads the stream in a consumer group (blocking, not polling), POSTs
 each event to its tenant's URL (the tenant is the user id's prefix, ``acme:`` for
 ``acme:u42``; a subscription for tenant ``*`` gets every event, user ids as the stores
@@ -32,20 +32,84 @@ import secrets
 import socket
 import threading
 import time
-from typing import Any
+import weakref
+from collections.abc import Sequence
+from contextlib import suppress
+from typing import Any, cast
 
 import httpx
 import redis
 import structlog
 
-from memq.workers import coord as keys
-from memq.workers import wiring
+from memq.workers import layout, wiring
+from memq.workers.coord import Coord
 
 log = structlog.get_logger(__name__)
 
 MAX_TRIES = 12
 TIMEOUT_S = 5.0
 CLAIM_IDLE_MS = 60_000
+HOOKS_CACHE_S = 5.0
+
+
+# -- emitting: ids only, into one stream, when anyone subscribed ------------------------------
+# per Coord: whether any tenant had a webhook, and when that was asked (monotonic)
+_hooked: weakref.WeakKeyDictionary[Coord, tuple[bool, float]] = weakref.WeakKeyDictionary()
+
+
+def hooked(coord: Coord) -> bool:
+    """Whether any tenant has a webhook (asked again after HOOKS_CACHE_S): the write path
+    emits nothing when none has."""
+    on, at = _hooked.get(coord, (False, float("-inf")))
+    now = time.monotonic()
+    if now - at > HOOKS_CACHE_S:
+        # its node down (a cluster): as last known, asked again after HOOKS_CACHE_S
+        with suppress(redis.RedisError):
+            on = bool(coord.r.exists(layout.HOOKS))
+        _hooked[coord] = (on, now)
+    return on
+
+
+def emit_into(pipe: Any, kind: str, user_id: str, **ids: str) -> None:
+    """One event onto a pipeline (the caller's round trip; ``hooked`` asked first)."""
+    key = "\x1f".join([kind, user_id, *(f"{k}={v}" for k, v in sorted(ids.items()))])
+    event_id = "ev_" + hashlib.sha256(key.encode()).hexdigest()[:24]
+    pipe.xadd(layout.EVENTS, {"id": event_id, "type": kind, "user": user_id,
+                            "at": repr(time.time()), **ids},
+              maxlen=layout.EVENTS_MAX, approximate=True)
+
+
+def emit(coord: Coord, kind: str, user_id: str, many: Sequence[dict[str, str]] = (),
+         **ids: str) -> None:
+    """One event (``ids``), or one per entry of ``many``, when anyone subscribed."""
+    if not hooked(coord):
+        return
+    pipe = coord.r.pipeline(transaction=False)
+    for entry in many or [ids]:
+        emit_into(pipe, kind, user_id, **entry)
+    pipe.execute()
+
+
+def _ask_again(coord: Coord) -> None:
+    """The subscriptions changed: ``hooked`` asks Redis at its next call."""
+    _hooked[coord] = (_hooked.get(coord, (False, 0.0))[0], float("-inf"))
+
+
+def set_hook(coord: Coord, tenant: str, subscription: str) -> None:
+    coord.r.hset(layout.HOOKS, tenant, subscription)
+    _ask_again(coord)
+
+
+def remove_hook(coord: Coord, tenant: str) -> bool:
+    _ask_again(coord)
+    return bool(coord.r.hdel(layout.HOOKS, tenant))
+
+
+def hooks(coord: Coord) -> dict[str, str]:
+    return cast(dict[str, str], coord.r.hgetall(layout.HOOKS))
+
+
+# -- subscribing and dispatching ----------------------------------------------------------------
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -57,13 +121,13 @@ def subscribe(tenant: str, url: str) -> str:
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"{url!r}: a webhook URL is http:// or https://")
     secret = "whsec_" + secrets.token_urlsafe(32)
-    wiring.coord().set_hook(tenant, json.dumps({"url": url, "secret": secret}))
+    set_hook(wiring.coord(), tenant, json.dumps({"url": url, "secret": secret}))
     return secret
 
 
 def subscriptions() -> dict[str, str]:
     """Tenant -> URL (the secrets stay in Redis)."""
-    return {t: json.loads(v)["url"] for t, v in sorted(wiring.coord().hooks().items())}
+    return {t: json.loads(v)["url"] for t, v in sorted(hooks(wiring.coord()).items())}
 
 
 def _targets(hooks: dict[str, str], user: str) -> list[tuple[str, dict[str, str], str]]:
@@ -103,47 +167,47 @@ class Dispatcher:
         self.retry_base_s = retry_base_s
         self.name = f"{socket.gethostname()}-{os.getpid()}"
         try:
-            self.r.xgroup_create(keys.EVENTS, keys.EVENTS_GROUP, id="0", mkstream=True)
+            self.r.xgroup_create(layout.EVENTS, layout.EVENTS_GROUP, id="0", mkstream=True)
         except redis.ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
 
     def _deliver(self, fields: dict[str, str], only: str | None = None, tries: int = 0) -> None:
-        hooks = {k: v for k, v in self.r.hgetall(keys.HOOKS).items()}
+        hooks = {k: v for k, v in self.r.hgetall(layout.HOOKS).items()}
         for tenant, hook, user in _targets(hooks, fields["user"]):
             if only is not None and tenant != only:
                 continue
             if _post(hook, fields["id"], _payload(fields, user)):
                 continue
             if tries + 1 >= MAX_TRIES:
-                self.r.lpush(keys.HOOK_DEAD, json.dumps({"tenant": tenant, **fields}))
+                self.r.lpush(layout.HOOK_DEAD, json.dumps({"tenant": tenant, **fields}))
                 log.warning("webhook: gave up", tenant=tenant, event_id=fields["id"])
                 continue
             wait = min(600.0, self.retry_base_s * 2 ** tries)
             entry = json.dumps({"tenant": tenant, "tries": tries + 1, "fields": fields},
                                sort_keys=True)
-            self.r.zadd(keys.HOOK_RETRIES, {entry: time.time() + wait})
+            self.r.zadd(layout.HOOK_RETRIES, {entry: time.time() + wait})
 
     def step(self, block_ms: int) -> int:
         """One round: due retries, events other workers left pending, new events (waiting up
         to ``block_ms`` for one, less when a retry falls due sooner). Returns events handled."""
         handled = 0
-        for entry in self.r.zrangebyscore(keys.HOOK_RETRIES, 0, time.time(), start=0, num=50):
-            if self.r.zrem(keys.HOOK_RETRIES, entry):  # one worker takes each retry
+        for entry in self.r.zrangebyscore(layout.HOOK_RETRIES, 0, time.time(), start=0, num=50):
+            if self.r.zrem(layout.HOOK_RETRIES, entry):  # one worker takes each retry
                 retry = json.loads(entry)
                 self._deliver(retry["fields"], only=retry["tenant"], tries=retry["tries"])
                 handled += 1
-        _, stale, _ = self.r.xautoclaim(keys.EVENTS, keys.EVENTS_GROUP, self.name,
+        _, stale, _ = self.r.xautoclaim(layout.EVENTS, layout.EVENTS_GROUP, self.name,
                                        min_idle_time=CLAIM_IDLE_MS, count=50)
-        nxt = self.r.zrange(keys.HOOK_RETRIES, 0, 0, withscores=True)
+        nxt = self.r.zrange(layout.HOOK_RETRIES, 0, 0, withscores=True)
         if nxt:
             block_ms = max(1, min(block_ms, int(1000 * (nxt[0][1] - time.time()))))
-        fresh = self.r.xreadgroup(keys.EVENTS_GROUP, self.name, {keys.EVENTS: ">"}, count=50,
+        fresh = self.r.xreadgroup(layout.EVENTS_GROUP, self.name, {layout.EVENTS: ">"}, count=50,
                                   block=None if stale else block_ms)
         entries = list(stale) + [e for _, found in (fresh or []) for e in found]
         for entry_id, fields in entries:
             self._deliver(dict(fields))
-            self.r.xack(keys.EVENTS, keys.EVENTS_GROUP, entry_id)
+            self.r.xack(layout.EVENTS, layout.EVENTS_GROUP, entry_id)
             handled += 1
         return handled
 

@@ -2,7 +2,7 @@
 
 A user (:func:`forget_user`), in this order:
 
-1. The forgotten marker (``Coord.mark_forgotten``), before anything else. Extract checks it
+1. The forgotten marker (``workers.forgotten.mark``), before anything else. Extract checks it
    for work enqueued before that time and drops the work; a delivery's post checks it again,
    atomically, and extract takes back the episodes it wrote if the marker appeared while it
    wrote them (so a forgotten user's batch never reaches a mailbox after step 4).
@@ -12,7 +12,7 @@ A user (:func:`forget_user`), in this order:
    check against the version, see pipeline.service.project.)
 3. Chroma: the user's memories and episodes.
 4. Redis: the turn ledger and every delivery of the user, queued or in its mailbox, with the
-   batch and what extract found (``Coord.forget_traces``); the user's dead letters are
+   batch and what extract found (``workers.forgotten.forget_traces``); the user's dead letters are
    **dropped** (they hold the batch, content included; nothing else of them is kept); the
    user's messages still waiting in the Celery queues are removed.
 5. Neo4j: the user's Memory nodes, FACT edges and Entity nodes; every Audit node of the user
@@ -56,7 +56,7 @@ import structlog
 from memq.pipeline import ids
 from memq.pipeline.errors import TransientError
 from memq.schemas import AuditEntry, Operation
-from memq.workers import scrub, wiring
+from memq.workers import deadletters, events, forgotten, queues, scrub, section, wiring
 from memq.workers.coord import Coord
 from memq.workers.wire import QUEUE_PAGE, QUEUES
 
@@ -132,7 +132,7 @@ def queued_delivery(raw: str, user_id: str) -> str | None:
 
 
 def dead_letter_of(raw: str, user_id: str) -> bool:
-    """Whether a dead-letter entry (``Coord.dead_letter``) is of ``user_id``."""
+    """Whether a dead-letter entry (``workers.deadletters``) is of ``user_id``."""
     try:
         entry = json.loads(raw)
         return bool(entry["user_id"] == user_id)
@@ -165,14 +165,14 @@ def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> i
     worker took meanwhile is not removed (LREM finds nothing): its delivery is gone, the
     worker does nothing."""
     removed = 0
-    for key in coord.queue_keys(QUEUES, SCAN_COUNT) if keys is None else keys:
+    for key in queues.lists(coord, QUEUES, SCAN_COUNT) if keys is None else keys:
         start = 0
         while True:
-            rows = coord.queue_page(key, start, QUEUE_PAGE)
+            rows = queues.page(coord, key, start, QUEUE_PAGE)
             gone = 0
             for raw in rows:
                 if queued_delivery(raw, user_id) is not None:
-                    gone += coord.unqueue(key, raw)
+                    gone += queues.remove(coord, key, raw)
             removed += gone
             if len(rows) < QUEUE_PAGE:
                 break
@@ -181,7 +181,7 @@ def purge_queued(coord: Coord, user_id: str, keys: list[str] | None = None) -> i
 
 
 def drop_dead_letters(coord: Coord, user_id: str) -> int:
-    return coord.drop_dead(lambda raw: dead_letter_of(raw, user_id))
+    return deadletters.drop(coord, lambda raw: dead_letter_of(raw, user_id))
 
 
 @contextmanager
@@ -192,7 +192,7 @@ def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to
     # run out.
     wait = 2 * lease if wait_s is None else wait_s
-    with coord.hold(user_id, lease, wait, publish_apply) as token:
+    with section.hold(coord, user_id, lease, wait, publish_apply) as token:
         if token is None:
             raise TransientError(f"user {user_id} is busy: not free after {wait:g}s; "
                                  "run forget again")
@@ -200,13 +200,13 @@ def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
 
 
 # -- the requests --------------------------------------------------------------------------
-def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetReport:
+def forget_user(user_id: str, *, claim_wait_s: float | None = None) -> ForgetReport:
     """Forget a user in every store (see the module docstring for the order and why)."""
     coord = wiring.coord()
     at = time.time()
-    coord.mark_forgotten(user_id, at)  # first: in-flight work of the user now writes nothing
+    forgotten.mark(coord, user_id, at)  # first: in-flight work of the user now writes nothing
     log.info("forgetting user", user_id=user_id)
-    with _held(coord, user_id, lock_wait_s):
+    with _held(coord, user_id, claim_wait_s):
         home = wiring.shard_map().of(user_id)
         # every shard, not only the user's: an extraction that read the placement before a
         # move and wrote its episodes after the move deleted the source left them there
@@ -214,7 +214,7 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
         chroma = sum(stores.delete_user(user_id) for stores in wiring.chromas())
         elsewhere = sum(g.delete_user(user_id) for i, g in enumerate(wiring.graphs())
                         if i != home.neo4j)
-        redis_keys = coord.forget_traces(user_id)
+        redis_keys = forgotten.forget_traces(coord, user_id)
         dead = drop_dead_letters(coord, user_id)
         queued = purge_queued(coord, user_id)
         # the FORGET entry only if anything was there
@@ -225,7 +225,7 @@ def forget_user(user_id: str, *, lock_wait_s: float | None = None) -> ForgetRepo
                           queued=queued, dead_letters=dead)
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
     if report.total:
-        coord.emit("memory.forgotten", user_id, memory_id=ALL_MEMORIES)
+        events.emit(coord, "memory.forgotten", user_id, memory_id=ALL_MEMORIES)
         scrub.request(coord.r)  # and from the stores' files (erasure at rest)
     return report
 
@@ -250,7 +250,7 @@ def forget_turns(user_id: str, prefix: str) -> int:
 
 
 def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
-                  lock_wait_s: float | None = None) -> ForgetReport:
+                  claim_wait_s: float | None = None) -> ForgetReport:
     """Forget one memory of a user in every store; the user's other memories stay.
     ``with_sources``: the turns it was extracted from too (every version's, superseded
     ones included)."""
@@ -258,7 +258,7 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
     at = time.time()
     log.info("forgetting memory", user_id=user_id, memory_id=memory_id,
              with_sources=with_sources)
-    with _held(coord, user_id, lock_wait_s):
+    with _held(coord, user_id, claim_wait_s):
         graph_store = wiring.graph_for(user_id)
         refs = sorted({ref for m in graph_store.get(user_id, [memory_id])
                        for ref in m.source_turn_ids}) if with_sources else []
@@ -273,6 +273,6 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
                           episodes=episodes)
     log.info("forgot memory", **report.to_json())
     if report.total:
-        coord.emit("memory.forgotten", user_id, memory_id=memory_id)
+        events.emit(coord, "memory.forgotten", user_id, memory_id=memory_id)
         scrub.request(coord.r)
     return report

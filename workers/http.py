@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from memq.pipeline.errors import PermanentError, TransientError
 from memq.pipeline.ports import Hit
 from memq.schemas import AuditEntry, StoredMemory, TurnLine
-from memq.workers import auth, problems, wiring
+from memq.workers import auth, outbox, problems, wiring
 from memq.workers.api import (
     Message,
     Status,
@@ -433,9 +433,10 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
                         ) -> list[dict[str, Any]]:
         # blocks until they finish (woken as each does) or wait_s; never for another tenant's
         coord = wiring.coord()
-        mine = [row["delivery_id"] for row in coord.statuses(req.delivery_ids)
+        mine = [row["delivery_id"] for row in outbox.statuses(coord, req.delivery_ids)
                 if caller.owns(row["user_id"])]
-        found = {row["delivery_id"]: row for row in coord.await_finished(mine, req.wait_s)}
+        found = {row["delivery_id"]: row
+                 for row in outbox.await_finished(coord, mine, req.wait_s)}
         return [_status(caller, Status(**found.get(d, {"delivery_id": d, "state": "unknown"})))
                 for d in req.delivery_ids]
 

@@ -23,7 +23,7 @@ from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
 from memq.pipeline.recall import Signals
 from memq.schemas import IngestBatch, Kind, Turn, turn_ref
-from memq.workers import wiring
+from memq.workers import mailbox, section, wiring
 from memq.workers.app import STRATEGY, app
 from memq.workers.settings import policy
 from memq.workers.tasks import publish_apply
@@ -54,7 +54,8 @@ def reextract_failed(user_id: str, now: datetime) -> int:
     coord = wiring.coord()
     rows = wiring.chroma_for(user_id).episodes(user_id)
     stale = [(sid, turn) for sid, turn, created in rows if created < now - REEXTRACT_AFTER]
-    pending = coord.unprocessed(user_id, [turn_ref(sid, t.turn_id) for sid, t in stale])
+    pending = mailbox.unprocessed(coord, user_id,
+                                  [turn_ref(sid, t.turn_id) for sid, t in stale])
     sessions: dict[str, list[Turn]] = {}
     for sid, turn in stale:
         if turn_ref(sid, turn.turn_id) in pending:
@@ -110,7 +111,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
 
 def run_held(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
     s = wiring.settings()
-    with wiring.coord().hold(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+    with section.hold(wiring.coord(), user_id, s.lock_lease_s, wait_s, publish_apply) as token:
         if token is None:
             raise UserBusy(f"user {user_id} is busy; {job} not run")
         return run_job(job, user_id, now)

@@ -20,7 +20,17 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.workers.coord import METRICS, SAMPLES, Coord
+from memq.workers import queues
+from memq.workers.coord import Coord
+from memq.workers.layout import (
+    METRICS,
+    SAMPLES,
+    dead_key,
+    delivery_key,
+    inflight_key,
+    mailboxes_key,
+    outbox_key,
+)
 from memq.workers.wire import QUEUES
 
 KEY = METRICS
@@ -182,8 +192,31 @@ def freshness(stored: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
 
 def gauges(coord: Coord) -> dict[str, Any]:
     """What is waiting now: queue lengths, in flight, oldest in-flight age, dead letters."""
-    return {"queues": dict(zip(QUEUES, coord.queue_lengths(QUEUES), strict=True)),
-            **coord.backlog(time.time())}
+    return {"queues": dict(zip(QUEUES, queues.lengths(coord, QUEUES), strict=True)),
+            **backlog(coord, time.time())}
+
+
+def backlog(coord: Coord, now: float) -> dict[str, Any]:
+    """What waits, summed over the buckets in one round trip (plus one for the ages): in
+    flight, dead letters, mailboxes with work, the age of the oldest delivery in flight (of
+    each bucket's next due, by its record; None when none is)."""
+    pipe = coord.r.pipeline(transaction=False)
+    for b in coord.buckets():
+        pipe.scard(inflight_key(b))
+        pipe.llen(dead_key(b))
+        pipe.scard(mailboxes_key(b))
+        pipe.zrange(outbox_key(b), 0, 0)
+    got = pipe.execute()
+    firsts = [d for first in got[3::4] for d in first]
+    oldest = None
+    if firsts:
+        pipe = coord.r.pipeline(transaction=False)
+        for d in firsts:
+            pipe.hget(delivery_key(d), "enqueued_at")
+        ats = [float(at) for at in pipe.execute() if at]
+        oldest = max(0.0, now - min(ats)) if ats else None
+    return {"inflight": sum(got[0::4]), "dead_letters": sum(got[1::4]),
+            "mailboxes": sum(got[2::4]), "oldest_inflight_s": oldest}
 
 
 class RedisCollector:

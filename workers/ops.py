@@ -286,7 +286,9 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     coord.r.ping()
     now = gauges(coord)
     now["workers"] = _workers()
-    now["replans"] = coord.stat("replans")
+    from memq.workers import counters  # noqa: PLC0415
+
+    now["replans"] = counters.stat(coord, "replans")
     now["freshness"] = freshness(read(coord.r))
     # per store shard (workers.shards): reachable, and how many users were placed on it
     placed, checks = wiring.shard_map().counts(), _store_checks(s)
@@ -315,13 +317,14 @@ def requeue_dead(coord: Coord, wanted: Collection[str], *, every: bool = False,
     from pydantic import ValidationError  # noqa: PLC0415
 
     from memq.schemas import IngestBatch  # noqa: PLC0415
+    from memq.workers import deadletters  # noqa: PLC0415
     from memq.workers.client import enqueue  # noqa: PLC0415
 
     def chosen(entry: dict[str, Any]) -> bool:
         batch = (entry.get("message") or {}).get("batch")
         return bool(batch) and allowed(entry) and (every or entry.get("delivery_id") in wanted)
 
-    taken = coord.take_dead_letters(chosen)
+    taken = deadletters.take(coord, chosen)
     published: list[Published] = []
     refused: list[tuple[dict[str, Any], str]] = []
     for entry in taken:
@@ -329,7 +332,7 @@ def requeue_dead(coord: Coord, wanted: Collection[str], *, every: bool = False,
             batch = IngestBatch.model_validate_json(entry["message"]["batch"])
         except (ValidationError, TypeError) as exc:
             refused.append((entry, f"its batch is not valid: {exc.__class__.__name__}"))
-            coord.put_dead(json.dumps(entry))
+            deadletters.put(coord, json.dumps(entry))
             continue
         published += enqueue([batch])
     missing = sorted(set(wanted) - {e.get("delivery_id") for e in taken})

@@ -25,8 +25,9 @@ import redis
 import structlog
 from kombu.exceptions import OperationalError
 
-from memq.workers import wiring
+from memq.workers import counters, outbox, queues, section, wiring
 from memq.workers.coord import Coord
+from memq.workers.layout import REAPER
 from memq.workers.wire import EXTRACT_QUEUE, QUEUE_PAGE
 
 log = structlog.get_logger(__name__)
@@ -38,34 +39,34 @@ def reap(now: float) -> tuple[int, int]:
     from memq.workers.tasks import publish_apply, publish_extract  # noqa: PLC0415
 
     coord, s = wiring.coord(), wiring.settings()
-    if not coord.reaper_turn(s.reaper_interval_s):
+    if not _my_turn(coord, s.reaper_interval_s):
         return 0, 0
     from memq.workers.metrics import record_sample  # noqa: PLC0415
 
     record_sample(coord, now)  # the console's charts: one point per interval
     republished = 0
-    due = coord.due(now)
+    due = outbox.due(coord, now)
     on_queue = queued_deliveries(coord) if due else set()
     for delivery_id in due:
-        record = coord.delivery(delivery_id)
+        record = outbox.delivery(coord, delivery_id)
         if record is None:
-            coord.forget_delivery(delivery_id)
+            outbox.remove(coord, delivery_id)
             continue
-        coord.touch(delivery_id, now + s.stall_s)
+        outbox.touch(coord, delivery_id, now + s.stall_s)
         if record.state == "queued" and delivery_id in on_queue:
             continue  # waiting behind a backlog, not lost
         publish_extract(delivery_id, record.user_id)
         republished += 1
-    woken = 0
-    for user_id in coord.orphans():
-        token = coord.claim(user_id, s.lock_lease_s)
-        if token is not None:
-            publish_apply(user_id, token)
-            woken += 1
+    woken = section.wake_orphans(coord, s.lock_lease_s, publish_apply)
     if republished or woken:
         log.warning("reaper: re-published stalled work", deliveries=republished, users=woken)
-        coord.count("reaped", republished + woken)
+        counters.count(coord, "reaped", republished + woken)
     return republished, woken
+
+
+def _my_turn(coord: Coord, interval_s: float) -> bool:
+    """Whether this worker's reaper makes this pass (no other one did in the interval)."""
+    return bool(coord.r.set(REAPER, "1", nx=True, px=max(1, int(interval_s * 900))))
 
 
 def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
@@ -84,7 +85,7 @@ def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
     found: set[str] = set()
     start = 0
     while True:
-        rows = coord.queue_page(queue, start, page)
+        rows = queues.page(coord, queue, start, page)
         for raw in rows:
             args = message_args(raw)
             if args and isinstance(args[0], dict) and args[0].get("delivery_id"):

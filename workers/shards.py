@@ -2,7 +2,7 @@
 
     memq:shard:{<bucket>}:<user>   hash: neo4j -> index, chroma -> index, epoch, moving (the
                           user's bucket as the hash tag: on Redis Cluster the entry is in the
-                          slot of the user's other keys, workers.coord)
+                          slot of the user's other keys, workers.layout)
 
 The shards of a kind are the configured instances in order (``Settings.graph_uris``,
 ``chroma_addresses``); the first is the single instance of an unsharded deployment. A user
@@ -28,15 +28,11 @@ from typing import cast
 import redis
 
 from memq.pipeline.errors import TransientError
-from memq.workers.coord import user_key
+from memq.workers import section
+from memq.workers.layout import SHARDS, shard_key
 
 KINDS = ("neo4j", "chroma")
 FIELDS = (*KINDS, "epoch", "moving")
-PREFIX = "memq:shard:"
-
-
-def entry_key(user_id: str) -> str:
-    return user_key("shard", user_id)
 
 
 def home(kind: str, user_id: str, shards: int) -> int:
@@ -64,14 +60,14 @@ class ShardMap:
         """Where the user's data is (shard 0 of a kind without an entry)."""
         if not self.sharded:
             return Placement()
-        raw = cast(list[str | None], self.r.hmget(entry_key(user_id), list(FIELDS)))
+        raw = cast(list[str | None], self.r.hmget(shard_key(user_id), list(FIELDS)))
         return self._checked(user_id, raw)
 
     def place(self, user_id: str) -> Placement:
         """``of``, recording a placement first for a user that has none (a first write)."""
         if not self.sharded:
             return Placement()
-        key = entry_key(user_id)
+        key = shard_key(user_id)
         pipe = self.r.pipeline(transaction=True)
         for kind in KINDS:
             if self.sizes[kind] > 1:
@@ -94,13 +90,13 @@ class ShardMap:
 
     def mark_moving(self, user_id: str, now: Placement) -> None:
         """Writes of the user wait (``place`` refuses), posts of extractions made before are
-        refused (Coord.post); its placement recorded as it is (an unmapped user's too)."""
-        self.r.hset(entry_key(user_id), mapping={"neo4j": now.neo4j, "chroma": now.chroma,
+        refused (workers.mailbox.post); its placement recorded as it is (an unmapped user's too)."""
+        self.r.hset(shard_key(user_id), mapping={"neo4j": now.neo4j, "chroma": now.chroma,
                                                  "moving": 1})
 
     def moved(self, user_id: str, to: Placement) -> Placement:
         """The user is at ``to`` from now on, under a new epoch; its writes go on."""
-        key = entry_key(user_id)
+        key = shard_key(user_id)
         pipe = self.r.pipeline(transaction=True)
         pipe.hset(key, mapping={"neo4j": to.neo4j, "chroma": to.chroma})
         pipe.hincrby(key, "epoch", 1)
@@ -111,7 +107,7 @@ class ShardMap:
     def not_moving(self, user_id: str) -> None:
         """A move given up: the user stays where it was (its epoch moves on: posts made
         during the attempt are refused and extracted again)."""
-        key = entry_key(user_id)
+        key = shard_key(user_id)
         pipe = self.r.pipeline(transaction=True)
         pipe.hincrby(key, "epoch", 1)
         pipe.hdel(key, "moving")
@@ -122,7 +118,7 @@ class ShardMap:
         out = {kind: [0] * n for kind, n in self.sizes.items()}
         if not self.sharded:
             return out
-        keys = list(self.r.scan_iter(match=f"{PREFIX}*", count=1000))
+        keys = list(self.r.scan_iter(match=f"{SHARDS}*", count=1000))
         for at in range(0, len(keys), 500):
             pipe = self.r.pipeline(transaction=False)
             for key in keys[at:at + 500]:
@@ -154,7 +150,7 @@ def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
 
     1. hold the user's claim (no drain, lifecycle job or forget of the user meanwhile);
     2. mark it moving: its extractions wait (``place``) and those already past ``place``
-       cannot post (Coord.post checks the mark and the epoch), so nothing new is committed
+       cannot post (mailbox.post checks the mark and the epoch), so nothing new is committed
        on the source while it is copied; reads go on from the source;
     3. clear what an earlier, given-up move left on the target, copy the graph (nodes and
        edges as stored, the version fence's counter with them) and the Chroma records;
@@ -169,7 +165,7 @@ def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
     from memq.workers.tasks import publish_apply  # noqa: PLC0415
 
     s, coord, shards = wiring.settings(), wiring.coord(), wiring.shard_map()
-    with coord.hold(user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+    with section.hold(coord, user_id, s.lock_lease_s, wait_s, publish_apply) as token:
         if token is None:
             raise UserBusy(f"user busy for {wait_s:.0f} s; not moved")
         source = shards.of(user_id)

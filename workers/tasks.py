@@ -37,9 +37,21 @@ from pydantic import ValidationError
 from memq.pipeline import service
 from memq.pipeline.errors import InvalidMessage, PermanentError, TransientError
 from memq.schemas import AuditEntry, ExtractedBatch, IngestBatch, Operation, StageMessage
-from memq.workers import tracing, wiring
+from memq.workers import (
+    counters,
+    deadletters,
+    events,
+    forgotten,
+    mailbox,
+    outbox,
+    queues,
+    section,
+    tracing,
+    wiring,
+)
 from memq.workers.app import STRATEGY, app
-from memq.workers.coord import Coord, Delivery
+from memq.workers.coord import Coord
+from memq.workers.outbox import Delivery
 from memq.workers.wire import task_message
 
 log = structlog.get_logger(__name__)
@@ -89,12 +101,12 @@ def message(raw: Any) -> StageMessage:
 # -- publishing (ids only) -------------------------------------------------------------------
 def publish_extract(delivery_id: str, user_id: str) -> None:
     body = StageMessage(user_id=user_id, delivery_id=delivery_id).model_dump()
-    wiring.coord().publish(*task_message("memq.extract", [body]))
+    queues.publish(wiring.coord(), *task_message("memq.extract", [body]))
 
 
 def publish_apply(user_id: str, token: str) -> None:
     body = StageMessage(user_id=user_id, token=token).model_dump()
-    wiring.coord().publish(*task_message("memq.apply", [body]))
+    queues.publish(wiring.coord(), *task_message("memq.apply", [body]))
 
 
 class Stage(Task):  # type: ignore[misc]
@@ -136,7 +148,7 @@ class Stage(Task):  # type: ignore[misc]
             wait = _backoff(attempt)
             if msg.delivery_id:  # not re-published by the reaper while it waits to retry
                 with contextlib.suppress(redis.RedisError):  # (Redis down: the reaper may)
-                    wiring.coord().touch(msg.delivery_id, time.time() + wait + s.stall_s)
+                    outbox.touch(wiring.coord(), msg.delivery_id, time.time() + wait + s.stall_s)
             log.warning("transient error, retrying", attempt=attempt, error=str(exc))
             raise self.retry(exc=exc, countdown=wait) from exc
 
@@ -148,15 +160,16 @@ class Stage(Task):  # type: ignore[misc]
         reason = f"{type(exc).__name__}: {exc}"
         coord = wiring.coord()
         if delivery or not user:
-            record = coord.delivery(str(delivery)) if delivery else None
-            if not coord.dead_letter(str(delivery or task_id), user, self.name, reason,
-                                     {"batch": record.batch if record else None, "raw": raw}):
+            record = outbox.delivery(coord, str(delivery)) if delivery else None
+            if not deadletters.dead_letter(
+                    coord, str(delivery or task_id), user, self.name, reason,
+                    {"batch": record.batch if record else None, "raw": raw}):
                 log.warning("failed after another run finished the delivery; nothing to record",
                             stage=self.name, delivery_id=delivery, error=type(exc).__name__)
                 return
         elif isinstance(raw, dict) and raw.get("token"):
             # A drain: its claim goes, the mailbox stays for the next one (the reaper).
-            coord.drop_claim(str(user), str(raw["token"]))
+            section.drop(coord, str(user), str(raw["token"]))
         # The reason may quote user text (an LLM's unusable answer): it stays in the dead
         # letter, which forgetting removes; the log line names the error class only.
         log.error("dead-lettered", stage=self.name, delivery_id=delivery,
@@ -182,7 +195,7 @@ def _batch(record: Delivery) -> IngestBatch:
 
 def run_extract(delivery_id: str) -> None:
     coord = wiring.coord()
-    record = coord.delivery(delivery_id)
+    record = outbox.delivery(coord, delivery_id)
     if record is None or not record.trace:
         _extract(coord, delivery_id, record)
         return
@@ -196,25 +209,25 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
         log.info("delivery already done (or forgotten); nothing to do")
         return
     if record.state == "extracted":  # a redelivery after the post: make sure it is drained
-        if token := coord.claim(record.user_id, s.lock_lease_s):
+        if token := section.claim(coord, record.user_id, s.lock_lease_s):
             publish_apply(record.user_id, token)
         return
     batch = _batch(record)
     user = batch.user_id
-    if coord.is_forgotten(user, record.enqueued_at):
+    if forgotten.is_forgotten(coord, user, record.enqueued_at):
         log.info("user forgotten after this batch was enqueued; dropping it")
-        coord.finish(user, [delivery_id])
+        mailbox.finish(coord, user, [delivery_id])
         return
-    coord.start(delivery_id, time.time() + s.stall_s)
-    fresh = coord.unprocessed(user, batch.refs())
+    outbox.start(coord, delivery_id, time.time() + s.stall_s)
+    fresh = mailbox.unprocessed(coord, user, batch.refs())
     turns = [t for t, ref in zip(batch.turns, batch.refs(), strict=True) if ref in fresh]
     if not turns:
         log.info("every turn applied before; nothing to do", turns=len(batch.turns))
-        coord.finish(user, [delivery_id])
+        mailbox.finish(coord, user, [delivery_id])
         return
     batch = batch.model_copy(update={"turns": turns})
     llm_before = wiring.llm_usage()
-    with coord.heartbeat(delivery_id, s.stall_s):
+    with outbox.heartbeat(coord, delivery_id, s.stall_s):
         where = wiring.shard_map().place(user)  # a new user's first write places it
         out = service.extract(wiring.ports_at(user, where), user, batch.session_id, turns,
                               thresholds=s.thresholds(), now=_now())
@@ -223,16 +236,17 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
     found = ExtractedBatch(batch_id=batch.batch_id, session_id=batch.session_id,
                            refs=batch.refs(), candidates=out.candidates,
                            vectors=[service.pack(v) for v in out.vectors])
-    posted = coord.post(user, delivery_id, record.enqueued_at, turns[0].timestamp.timestamp(),
-                        found.model_dump_json(), s.extracted_ttl_s, s.lock_lease_s,
-                        shard_epoch=where.epoch if wiring.shard_map().sharded else None)
+    posted = mailbox.post(coord, user, delivery_id, record.enqueued_at,
+                          turns[0].timestamp.timestamp(), found.model_dump_json(),
+                          s.extracted_ttl_s, s.lock_lease_s, section.new_token(),
+                          shard_epoch=where.epoch if wiring.shard_map().sharded else None)
     if posted.moved:  # its episodes went to the shard the user had: write them where it is
         raise TransientError("the user moved store shards while this batch was extracted; "
                              "extracting again")
     if posted.forgotten:  # forgotten while we wrote episodes: take them back
         wiring.chroma_for(user).delete_episodes(user, batch.refs())
         wiring.graph_for(user).delete_episodes(user, batch.refs())
-        coord.finish(user, [delivery_id])
+        mailbox.finish(coord, user, [delivery_id])
         log.info("user forgotten while this batch was extracted; its episodes taken back")
         return
     log.info("extracted", turns=len(turns), episodes=out.episodes, chunks=out.chunks,
@@ -279,52 +293,38 @@ def apply(self: Stage, raw: Any) -> None:
 
 
 def drain(user_id: str, token: str) -> None:
-    coord, s = wiring.coord(), wiring.settings()
-    if not coord.reclaim(user_id, token, s.lock_lease_s):
-        log.info("user claimed by another drain; nothing to do")
-        return
-    rounds = 0
-    with coord.renewing(user_id, token, s.lock_lease_s):
-        while True:
-            waiting = coord.mailbox(user_id, s.coalesce_max)
-            if not waiting:
-                if coord.release(user_id, token) != 0:
-                    return  # let go (or lost the claim): nothing stranded, see Coord.release
-                continue
-            if rounds >= s.drain_rounds:  # fair to other users: back of the queue, claim kept
-                publish_apply(user_id, token)
-                return
-            rounds += 1
-            drain_round(user_id, waiting)
-            if coord.claimant(user_id) != token:
-                log.warning("claim lapsed during the round (paused?); another drain has it")
-                return
+    """The claimant's drain of the user's mailbox (workers.section.drain), a round at a time."""
+    s = wiring.settings()
+    section.drain(wiring.coord(), user_id, token, s.lock_lease_s, take=s.coalesce_max,
+                  turns=s.drain_rounds, run_round=drain_round, handoff=publish_apply)
 
 
 def drain_round(user_id: str, waiting: list[str]) -> None:
     """One coalesced pass over the deliveries waiting in the mailbox."""
     coord, s = wiring.coord(), wiring.settings()
-    records = coord.deliveries(waiting)
+    records = outbox.deliveries(coord, waiting)
     gone = [d for d, r in zip(waiting, records, strict=True) if r is None]
     if gone:  # finished by another drain, or forgotten
-        coord.finish(user_id, gone)
+        mailbox.finish(coord, user_id, gone)
     # (no forgotten check here: a delivery is posted only if its user was not forgotten
-    # since, atomically, and forget empties the mailbox holding the claim: see Coord.post)
+    # since, atomically, and forget empties the mailbox holding the claim: see mailbox.post)
     live = [r for r in records if r is not None]
     found: list[tuple[Delivery, ExtractedBatch]] = []
     expired = []
-    for r, raw in zip(live, coord.extracted([r.delivery_id for r in live]), strict=True):
+    for r, raw in zip(live, mailbox.extracted(coord, [r.delivery_id for r in live]),
+                      strict=True):
         if raw is None:
             expired.append(r)
             continue
         try:
             found.append((r, ExtractedBatch.model_validate_json(raw)))
         except ValidationError as exc:
-            coord.dead_letter(r.delivery_id, user_id, "memq.apply",
-                              f"InvalidMessage: extracted data unreadable: {exc.error_count()} "
-                              "error(s)", {"batch": r.batch})
+            deadletters.dead_letter(coord, r.delivery_id, user_id, "memq.apply",
+                                    "InvalidMessage: extracted data unreadable: "
+                                    f"{exc.error_count()} error(s)", {"batch": r.batch})
     if expired:  # extracted too long ago: extract again
-        coord.requeue(user_id, [r.delivery_id for r in expired], time.time() + s.stall_s)
+        mailbox.requeue(coord, user_id, [r.delivery_id for r in expired],
+                        time.time() + s.stall_s)
         for r in expired:
             publish_extract(r.delivery_id, user_id)
     if not found:
@@ -334,7 +334,8 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
     except PermanentError as exc:
         reason = f"{type(exc).__name__}: {exc}"
         for r, _ in found:
-            coord.dead_letter(r.delivery_id, user_id, "memq.apply", reason, {"batch": r.batch})
+            deadletters.dead_letter(coord, r.delivery_id, user_id, "memq.apply", reason,
+                                    {"batch": r.batch})
         log.error("dead-lettered", deliveries=len(found), error=type(exc).__name__)
 
 
@@ -345,7 +346,7 @@ def memory_events(coord: Coord, user_id: str, audit: list[AuditEntry]) -> None:
         changed = [{"memory_id": e.memory_id, "batch_id": e.batch_id} for e in audit
                    if e.operation in operations]
         if changed:
-            coord.emit(kind, user_id, many=changed)
+            events.emit(coord, kind, user_id, many=changed)
 
 
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
@@ -378,7 +379,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
         # Another writer committed since we read: nothing was written; the drain loop plans
         # these deliveries again from the new state.
         log_.info("stale plan refused; planning again", stage="memq.upsert_graph")
-        coord.count("replans")
+        counters.count(coord, "replans")
         metrics.inc("memq_replans_total")
         return
     if done.committed is not None:
@@ -390,5 +391,5 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
                   ms=took.get("memq.upsert"))
     # committed (or nothing to change): their memories are current
     fresh_since([r.enqueued_at for r, _ in found], "current")
-    coord.finish(user_id, [r.delivery_id for r, _ in found],
-                 refs=[ref for _, e in found for ref in e.refs])
+    mailbox.finish(coord, user_id, [r.delivery_id for r, _ in found],
+                   refs=[ref for _, e in found for ref in e.refs])

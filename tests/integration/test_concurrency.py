@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from integration.conftest import REDIS_BASE, REPO, Worker, memq, memq_env, start_worker
+from memq.workers import deadletters, outbox
 from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
@@ -68,7 +69,7 @@ def test_stress_eight_workers_on_a_loaded_host(services: None) -> None:
 def test_stress_state_on_a_redis_cluster_with_workers_killed(services: None) -> None:
     """The coordination state on a Redis Cluster of three primaries made by the run
     (scripts/redis_cluster.py), the broker on the tests' Redis: every script and transaction
-    of workers.coord in one slot (the cluster refuses any other), the reaper reading every
+    of the coordination state in one slot (the cluster refuses any other), the reaper reading every
     bucket, workers killed mid-run; the oracle holds and the keys spread over the nodes."""
     figures = _stress("--users", "8", "--turns", "30", "--workers", "3", "--redeliver",
                       "--shuffle", "--kill-workers", "--fault-every", "3", "--seed", "6",
@@ -138,7 +139,7 @@ def test_stress_on_two_neo4j_and_three_chroma_one_restarted(services: None) -> N
 
 def test_stress_with_users_moved_between_shards_mid_run(services: None) -> None:
     """Random users moved between shards (workers.shards.move: fenced by the claim, the
-    moving mark and the epoch Coord.post checks) every second while the run goes on, with
+    moving mark and the epoch mailbox.post checks) every second while the run goes on, with
     redeliveries and workers frozen past their leases."""
     figures = _stress("--users", "10", "--turns", "60", "--workers", "3", "--shuffle",
                       "--redeliver", "--neo4j-shards", "2", "--chroma-shards", "3",
@@ -215,7 +216,7 @@ def test_a_drain_frozen_between_plan_and_commit_is_refused(
     facts = [f for f in _read(env, "facts", "--user", user_id)
              if f["invalid_at"] is None and f["expired_at"] is None]
     assert [f["object"] for f in facts] == ["Ubuntu 22.04"]
-    assert Coord(r).dead_count() == 0
+    assert deadletters.dead_count(Coord(r)) == 0
 
 
 def test_worker_killed_between_plan_and_commit_completes_exactly_once(
@@ -234,14 +235,14 @@ def test_worker_killed_between_plan_and_commit_completes_exactly_once(
     _wait_for(doomed, b"fault injection: delaying")
     os.killpg(doomed.proc.pid, signal.SIGKILL)  # the whole worker: main process and pool
     doomed.proc.wait(timeout=10)
-    assert Coord(r).inflight() >= 1  # not lost...
+    assert outbox.inflight(Coord(r)) >= 1  # not lost...
 
     rescuer = start_worker(tmp_path, "rescuer", concurrency=1, env=env)
     try:
         memq("wait", "--timeout", "120", env=env)  # ...the reaper wakes the user's mailbox
     finally:
         rescuer.stop()
-    assert Coord(r).dead_count() == 0
+    assert deadletters.dead_count(Coord(r)) == 0
     memories = _read(env, "memories", "--user", user_id, "--all")
     assert sorted((m["content"], m["status"]) for m in memories) == [
         ("The user is a product manager.", "current"),

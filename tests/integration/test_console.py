@@ -251,6 +251,7 @@ def test_forget_the_user_from_the_console(server: Api, keys: dict[str, str], bro
 
 def test_operations_lists_the_tenants_dead_letters_and_requeues_one(
         server: Api, keys: dict[str, str], browser: Any, user_id: str) -> None:
+    from memq.workers import deadletters
     from memq.workers.coord import Coord
 
     coord = Coord.from_url(REDIS_URL)
@@ -259,8 +260,8 @@ def test_operations_lists_the_tenants_dead_letters_and_requeues_one(
         batch = json.dumps({"schema_version": "1", "user_id": owner, "session_id": "s1",
                             "turns": [{"turn_id": "r1", "role": "user", "timestamp":
                                        "2026-11-03T09:00:00Z", "content": "I live in Tromsø."}]})
-        coord.dead_letter(delivery, owner, "memq.extract", "TransientError: planted",
-                          {"batch": batch})
+        deadletters.dead_letter(coord, delivery, owner, "memq.extract",
+                                "TransientError: planted", {"batch": batch})
     _sign_in(browser, server, keys["admin"])
     browser.get(f"{server.base}/ui/ops")
     listed = [r.get_attribute("data-delivery") for r in _by_css(browser, "tr.dead")]
@@ -279,8 +280,9 @@ def test_operations_lists_the_tenants_dead_letters_and_requeues_one(
         assert state["state"] == "done"
         assert [m["content"] for m in http.get(
             f"{server.base}/v1/users/{user_id}/memories").json()] == ["The user lives in Tromsø."]
-    assert theirs in [d["delivery_id"] for d in coord.dead_letters()]  # not the other tenant's
-    coord.take_dead_letters(lambda d: d["delivery_id"] == theirs)
+    # not the other tenant's
+    assert theirs in [d["delivery_id"] for d in deadletters.dead_letters(coord)]
+    deadletters.take(coord, lambda d: d["delivery_id"] == theirs)
 
 
 def _png_size(path: Path) -> tuple[int, int]:

@@ -35,6 +35,7 @@ from integration.conftest import (
     wait_done,
 )
 from memq.pipeline.adapters.chroma import RECORD, episode_fields
+from memq.workers import deadletters, outbox
 from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
@@ -282,9 +283,9 @@ def test_forget_user_with_a_batch_in_flight(services: None, tmp_path, user_id: s
             batch = {"schema_version": "1", "user_id": stored(owner), "session_id": "s9",
                      "turns": [{"turn_id": "d1", "role": "user", "content": text,
                                 "timestamp": "2026-11-09T09:00:00Z", "metadata": {}}]}
-            coord.dead_letter(f"dead-{owner}", stored(owner), "memq.apply",
-                              "PermanentError: planted",
-                              {"batch": json.dumps(batch)})
+            deadletters.dead_letter(coord, f"dead-{owner}", stored(owner), "memq.apply",
+                                    "PermanentError: planted",
+                                    {"batch": json.dumps(batch)})
         _log_until(held, b"fault injection: delaying")
         assert any(secret in d for d in user_episodes(user_id))  # extract wrote episodes
 
@@ -295,8 +296,8 @@ def test_forget_user_with_a_batch_in_flight(services: None, tmp_path, user_id: s
         memq("wait", "--timeout", "120", env=env)
     finally:
         held.stop()
-    assert [d["delivery_id"] for d in coord.dead_letters()] == [f"dead-{bystander}"]
-    assert coord.inflight() == 0
+    assert [d["delivery_id"] for d in deadletters.dead_letters(coord)] == [f"dead-{bystander}"]
+    assert outbox.inflight(coord) == 0
 
     assert find_everywhere(secret) == []
     assert read("memories", "--user", user_id, "--all", env=env) == []

@@ -115,9 +115,9 @@ def test_malformed_lines_reported_good_lines_processed(user_id: str) -> None:
 
 
 def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
-    from memq.workers import tasks
-    from memq.workers.coord import (
-        Coord,
+    from memq.workers import queues, tasks
+    from memq.workers.coord import Coord
+    from memq.workers.layout import (
         delivery_bucket,
         delivery_key,
         inflight_key,
@@ -135,7 +135,7 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
                                                   "enqueued_at": "1.0", "state": "queued"})
     r.sadd(inflight_key(delivery_bucket(delivery)), delivery)
     # published the way enqueue publishes (tasks.publish_extract, on the tests' Redis db)
-    Coord.from_url(REDIS_URL).publish(*task_message(
+    queues.publish(Coord.from_url(REDIS_URL), *task_message(
         "memq.extract", [{"v": "1", "user_id": user_id, "delivery_id": delivery,
                           "token": None}]))
     # An off-contract message (the old payload shape): dead-lettered with the reason too.
@@ -151,6 +151,7 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
 
 
 def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
+    from memq.workers import deadletters
     from memq.workers.coord import Coord
 
     coord = Coord.from_url(REDIS_URL)
@@ -159,8 +160,8 @@ def test_dead_letters_are_requeued_without_duplicates(user_id: str) -> None:
                                    "2026-11-03T09:00:00Z", "content": "I live in Tromsø."}]})
     # Dead-lettered twice (say an outage outlasted the retries, and a replay did too).
     for delivery in (f"dl1-{user_id}", f"dl2-{user_id}"):
-        coord.dead_letter(delivery, stored(user_id), "memq.extract", "TransientError: planted",
-                          {"batch": batch})
+        deadletters.dead_letter(coord, delivery, stored(user_id), "memq.extract",
+                                "TransientError: planted", {"batch": batch})
     memq("deadletters", "--requeue", f"dl1-{user_id}", f"dl2-{user_id}")
     wait_done()
     memories = memq_json("memories", "--user", user_id)
@@ -176,19 +177,24 @@ def test_a_stale_duplicate_failing_after_the_delivery_is_done_records_nothing(
         user_id: str) -> None:
     """A redelivered or reaped copy of a delivery that fails (say a worker stopped in the
     middle of it) after another run finished the delivery does not turn done into dead."""
+    from memq.workers import deadletters, mailbox, outbox
     from memq.workers.coord import Coord
 
     coord = Coord.from_url(REDIS_URL)
     done, live = f"done-{user_id}", f"live-{user_id}"
-    coord.accept([(d, user_id, "{}") for d in (done, live)], time.time(), time.time() + 60)
-    coord.finish(user_id, [done])
-    assert not coord.dead_letter(done, user_id, "memq.extract", "BufferError: late", None)
-    assert coord.dead_letter(live, user_id, "memq.extract", "BufferError: real", None)
-    states = {s["delivery_id"]: s["state"] for s in coord.statuses([done, live])}
+    outbox.accept(coord, [(d, user_id, "{}") for d in (done, live)], time.time(),
+                  time.time() + 60)
+    mailbox.finish(coord, user_id, [done])
+    assert not deadletters.dead_letter(coord, done, user_id, "memq.extract", "BufferError: late",
+                                       None)
+    assert deadletters.dead_letter(coord, live, user_id, "memq.extract", "BufferError: real",
+                                   None)
+    states = {s["delivery_id"]: s["state"] for s in outbox.statuses(coord, [done, live])}
     assert states == {done: "done", live: "dead_lettered"}
-    dead = [d["delivery_id"] for d in coord.dead_letters() if d.get("user_id") == user_id]
+    dead = [d["delivery_id"] for d in deadletters.dead_letters(coord)
+            if d.get("user_id") == user_id]
     assert dead == [live]
-    coord.take_dead_letters(lambda d: d.get("user_id") == user_id)
+    deadletters.take(coord, lambda d: d.get("user_id") == user_id)
 
 
 def test_the_reaper_reads_a_deep_queue_a_page_at_a_time_and_misses_nothing(

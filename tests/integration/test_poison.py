@@ -14,6 +14,7 @@ import redis
 from poison import garbage
 
 from integration.conftest import REDIS_BASE, demo_lines, memq, memq_env, start_worker
+from memq.workers import deadletters
 from memq.workers.coord import Coord
 
 pytestmark = pytest.mark.integration
@@ -34,15 +35,15 @@ def test_garbage_on_every_queue_is_quarantined_and_workers_live(
                 r.lpush(queue, raw)
                 planted += 1
         deadline = time.monotonic() + 60
-        while Coord(r).dead_count() < planted:
-            assert time.monotonic() < deadline, (Coord(r).dead_count(), planted)
+        while deadletters.dead_count(Coord(r)) < planted:
+            assert time.monotonic() < deadline, (deadletters.dead_count(Coord(r)), planted)
             for w in workers:
                 assert w.proc.poll() is None, w.log.read_text()[-3000:]
             time.sleep(0.2)
         time.sleep(1)
-        assert Coord(r).dead_count() == planted  # each once, none lost, none doubled
+        assert deadletters.dead_count(Coord(r)) == planted  # each once, none lost, none doubled
         assert all(w.proc.poll() is None for w in workers)
-        entries = Coord(r).dead_letters()
+        entries = deadletters.dead_letters(Coord(r))
         assert all(e["reason"] for e in entries)
         quarantined = [e for e in entries if e["stage"].startswith("broker:")]
         assert all(base64.b64decode(e["message"]["raw_base64"]) for e in quarantined)

@@ -22,8 +22,8 @@ from integration.conftest import (
     stored,
 )
 from memq.pipeline.errors import TransientError
-from memq.workers.coord import user_tag
-from memq.workers.shards import Placement, ShardMap, entry_key, home
+from memq.workers.layout import shard_key, user_tag
+from memq.workers.shards import Placement, ShardMap, home
 
 pytestmark = pytest.mark.integration
 
@@ -33,22 +33,22 @@ def test_a_user_is_placed_once_and_stays_when_shards_are_added(services: None) -
     user = f"shard-{uuid.uuid4().hex[:8]}"
     two = ShardMap(r, neo4j=2, chroma=3)
     assert two.of(user) == Placement(0, 0)  # never written: the first shard, nothing recorded
-    assert not r.exists(entry_key(user))
+    assert not r.exists(shard_key(user))
     placed = two.place(user)
     assert placed == Placement(home("neo4j", user, 2), home("chroma", user, 3))
     assert two.of(user) == placed == two.place(user)
     assert ShardMap(r, neo4j=5, chroma=7).of(user) == placed  # more shards: it stays
-    assert entry_key(user).startswith(f"memq:shard:{user_tag(user)}:")  # the user's slot
-    r.delete(entry_key(user))
+    assert shard_key(user).startswith(f"memq:shard:{user_tag(user)}:")  # the user's slot
+    r.delete(shard_key(user))
 
 
 def test_a_user_on_a_shard_no_longer_configured_waits(services: None) -> None:
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     user = f"shard-{uuid.uuid4().hex[:8]}"
-    r.hset(entry_key(user), mapping={"neo4j": 0, "chroma": 2})
+    r.hset(shard_key(user), mapping={"neo4j": 0, "chroma": 2})
     with pytest.raises(TransientError, match="chroma shard 2, but only 2 configured"):
         ShardMap(r, neo4j=1, chroma=2).of(user)
-    r.delete(entry_key(user))
+    r.delete(shard_key(user))
 
 
 def test_placement_spreads_users_and_counts_them(services: None) -> None:
@@ -61,7 +61,7 @@ def test_placement_spreads_users_and_counts_them(services: None) -> None:
     after = m.counts()
     assert [a - b for a, b in zip(after["chroma"], before["chroma"], strict=True)] == [
         spread[i] for i in range(3)]
-    r.delete(*(entry_key(u) for u in users))
+    r.delete(*(shard_key(u) for u in users))
 
 
 def test_status_and_doctor_show_every_shard(services: None) -> None:
@@ -93,7 +93,7 @@ def test_move_user_refuses_a_shard_that_is_not_there_or_the_same_instance(
     stay = memq("move-user", "--user", user, "--chroma", "0", "--json", env=env)
     assert json.loads(stay.stdout)["target"] == {"neo4j": 0, "chroma": 0, "epoch": 0}
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    assert not r.exists(entry_key(user))  # nothing to move: nothing recorded
+    assert not r.exists(shard_key(user))  # nothing to move: nothing recorded
 
 
 def test_forget_wipes_the_user_on_every_shard(services: None, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""Redis Cluster: the keys a script or a transaction of workers.coord touches together hash to
-one slot, whatever the user id holds (braces, unicode), for every user and every delivery of
-it; the bucket indexes spread over the slots. The slot rule is redis-py's (the server's)."""
+"""Redis Cluster: the keys (workers.layout) a script or a transaction touches together hash
+to one slot, whatever the user id holds (braces, unicode), for every user and every delivery
+of it; the bucket indexes spread over the slots. The slot rule is redis-py's (the server's)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import string
 
 from redis.crc import key_slot
 
-from memq.workers import coord as c
-from memq.workers.shards import entry_key
+from memq.workers import layout as c
 
 USERS = ["alice", "a{b}c", "{m00}", "}{", "用户-42", "tenant:bob", "", "x" * 300,
          *("".join(random.Random(i).choices(string.printable, k=12)) for i in range(300))]
@@ -26,9 +25,9 @@ def test_every_key_of_a_user_and_its_deliveries_is_in_one_slot() -> None:
         assert len(d) == 32 and int(d, 16) >= 0
         b = c.bucket(user)
         assert c.delivery_bucket(d) == b
-        keys = [c._mbox_key(user), c._claim_key(user), c._ledger_key(user),
-                c._forgotten_key(user), entry_key(user), c.delivery_key(d),
-                c._extracted_key(d), c._outcome_key(d), c.outbox_key(b), c.inflight_key(b),
+        keys = [c.mailbox_key(user), c.claim_key(user), c.ledger_key(user),
+                c.forgotten_key(user), c.shard_key(user), c.delivery_key(d),
+                c.extracted_key(d), c.outcome_key(d), c.outbox_key(b), c.inflight_key(b),
                 c.mailboxes_key(b), c.dead_key(b)]
         assert len({_slot(k) for k in keys}) == 1, (user, keys)
 

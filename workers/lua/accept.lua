@@ -1,6 +1,6 @@
 -- Accept deliveries and publish their messages: the records first, so a message is never read
 -- before its delivery is recorded. One command, not a pipeline of 3n + m: an agent's
--- Client.add packs and parses one request and one reply (Coord.accept: one call per bucket
+-- Client.add packs and parses one request and one reply (outbox.accept: one call per bucket
 -- and the messages apart when the state is a Redis Cluster or the broker another Redis).
 -- KEYS: per delivery its record, its bucket's outbox and in-flight set; then each message's
 --       queue (none: the caller pushes them)
