@@ -3,7 +3,8 @@
 Writing is enqueueing: ``add`` records the turns in Redis and returns delivery ids in
 milliseconds; workers do the rest. Reading (``search``, ``memories``, ``facts``, ``audit``,
 ``context``) goes to the stores directly and needs the ``memq[worker]`` extra; a
-``memq[client]`` install can ``add``, ``status`` and ``wait`` with pydantic + Celery only.
+``memq[client]`` install can ``add``, ``status`` and ``wait`` with pydantic and redis only
+(the broker's message is built without Celery: ``workers/wire.py``).
 
 Searching is read-only. An agent that acts on what it read says so (``record=True``): that
 is a recall, which raises the memories' importance and resets their decay clock.
@@ -405,7 +406,7 @@ class AsyncClient:
         return await asyncio.to_thread(self._sync.audit, user_id, memory_id,
                                        batch_ids=batch_ids)
 
-    async def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 10,
+    async def context(self, user_id: str, query: str, *, max_tokens: int = 800, k: int = 20,
                       now: datetime | None = None) -> str:
         return await asyncio.to_thread(self._sync.context, user_id, query,
                                        max_tokens=max_tokens, k=k, now=now)

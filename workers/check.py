@@ -1,7 +1,9 @@
 """``memq check``: compare Chroma and Neo4j memory by memory; ``--repair`` repairs the graph's
 side from the audit trail, then rebuilds the user's index (Chroma) from the graph, the state
 of record. Each user is checked holding the user's claim, so no drain is between its commit and
-its Chroma write while we compare; repairs are fenced writes like every other."""
+its Chroma write while we compare. A repair is not fenced by the version it read (the audit
+trail, not the graph, is what it trusts) but moves the version on, so a plan made before it is
+refused."""
 
 from __future__ import annotations
 

@@ -370,6 +370,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         raise UsageError(f"--api-port {args.api_port}: a port is 1-65535")
     skip = {"worker"} if args.no_worker else set()
     skip |= {"server"} if args.no_server else set()
+    skip |= {"beat"} if args.no_beat else set()
     names = args.names or [n for n in stack.COMPONENTS if n not in skip]
     return stack.up(stack.config(args.home, api_port=args.api_port), names)
 
@@ -679,14 +680,16 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of com
     p.add_argument("--home", metavar="DIR", help="the local stack's folder (default MEMQ_HOME); "
                    "given, its stores are shown (and must be up) even before memq up")
     p.set_defaults(fn=cmd_status)
-    p = sub.add_parser("up", help="start the local stack: Redis, Neo4j, Chroma, a worker and "
-                       "memq serve on 127.0.0.1 (installs what is missing where it can)")
+    p = sub.add_parser("up", help="start the local stack: Redis, Neo4j, Chroma, a worker, beat "
+                       "and memq serve on 127.0.0.1 (installs what is missing where it can)")
     p.add_argument("--home", metavar="DIR", help="data, logs and pid files (default MEMQ_HOME)")
     p.add_argument("--no-worker", action="store_true", help="no background worker")
     p.add_argument("--no-server", action="store_true", help="no memq serve")
+    p.add_argument("--no-beat", action="store_true",
+                   help="no beat (the lifecycle jobs' scheduler: decay, expiry, consolidation)")
     p.add_argument("--api-port", type=int, default=8080, help="memq serve's port (8080)")
     p.add_argument("names", nargs="*", metavar="NAME", type=_component,
-                   help="only these: redis, neo4j, chroma, worker, server (default: all)")
+                   help="only these: redis, neo4j, chroma, worker, beat, server (default: all)")
     p.set_defaults(fn=cmd_up)
     p = sub.add_parser("down", help="stop what memq up started (SIGTERM, then SIGKILL)")
     p.add_argument("--home", metavar="DIR", help="the stack's folder (default MEMQ_HOME)")

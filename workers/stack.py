@@ -33,7 +33,7 @@ from memq.workers.stack_setup import (
 )
 
 SERVICES = ("redis", "neo4j", "chroma")
-COMPONENTS = (*SERVICES, "worker", "server")
+COMPONENTS = (*SERVICES, "worker", "beat", "server")
 PORT_SETTING = {"redis": "MEMQ_REDIS_PORT", "neo4j": "MEMQ_NEO4J_PORT",
                 "chroma": "MEMQ_CHROMA_PORT", "server": "memq up --api-port"}
 
@@ -106,6 +106,9 @@ def components(cfg: Config) -> dict[str, Component]:
         Component("worker", h / "worker.pid",
                   r"memq\.workers\.(cli|app) (.* )?worker\b|\bmemq worker\b",
                   logs / "worker.log", 0, 10, 120),
+        # the lifecycle jobs' scheduler (decay, expiry, consolidation): exactly one per stack
+        Component("beat", h / "beat.pid", r"memq\.workers\.(cli|app) (.* )?beat\b",
+                  logs / "beat.log", 0, 10, 60),
         Component("server", h / "server.pid", r"memq\.workers\.cli serve\b",
                   logs / "server.log", cfg.api_port, 10, 60))}
 
@@ -157,6 +160,12 @@ def worker_argv(cfg: Config) -> list[str]:
     return [cfg.python, "-m", "memq.workers.cli", "worker"]
 
 
+def beat_argv(cfg: Config) -> list[str]:
+    # its schedule's state (when each job last ran) in the stack's home, not the cwd
+    return [cfg.python, "-m", "memq.workers.cli", "beat", "--schedule",
+            str(cfg.home / "beat-schedule")]
+
+
 def server_argv(cfg: Config) -> list[str]:
     return [cfg.python, "-m", "memq.workers.cli", "serve", "--host", "127.0.0.1",
             "--port", str(cfg.api_port)]
@@ -200,7 +209,7 @@ def answers(cfg: Config, c: Component) -> bool:
         pid = c.owned()
         port = c.port if pid is None else server_port(pid, c.port)
         return procs.http_ok(f"http://127.0.0.1:{port}/healthz")
-    return c.owned() is not None  # the worker: alive (its readiness is its log's)
+    return c.owned() is not None  # the worker, beat: alive (the worker's readiness: its log)
 
 
 def ready(cfg: Config, c: Component) -> bool:
@@ -259,7 +268,8 @@ def _launch(cfg: Config, c: Component) -> subprocess.Popen[bytes] | None:
         _chroma_log_index(cfg)
         (cfg.home / "chroma.yaml").write_text(chroma_yaml(cfg))
         return _spawn(cfg, c, chroma_argv(cfg))
-    return _spawn(cfg, c, worker_argv(cfg) if c.name == "worker" else server_argv(cfg))
+    argv = {"worker": worker_argv, "beat": beat_argv, "server": server_argv}[c.name](cfg)
+    return _spawn(cfg, c, argv)
 
 
 def _chroma_log_index(cfg: Config) -> None:
@@ -326,12 +336,12 @@ def _finish(cfg: Config, c: Component, state: str,
 
 
 ENSURE = {"redis": ensure_redis, "neo4j": ensure_neo4j, "chroma": ensure_chroma,
-          "worker": ensure_worker, "server": ensure_server}
+          "worker": ensure_worker, "beat": ensure_worker, "server": ensure_server}
 
 
 def up(cfg: Config, names: Sequence[str]) -> int:
     """Install what is missing, start, wait until each answers; the stores first (the slowest
-    first, the three in parallel), then the worker and the server. 0: all up."""
+    first, the three in parallel), then the worker and beat, then the server. 0: all up."""
     wanted = [n for n in COMPONENTS if n in names]
     comps = components(cfg)
     for folder in (cfg.home / "redis", cfg.home / "neo4j", cfg.home / "chroma", cfg.logs):
@@ -345,7 +355,7 @@ def up(cfg: Config, names: Sequence[str]) -> int:
             failed = True
     if failed:
         return 1
-    for group in (("neo4j", "redis", "chroma"), ("worker",), ("server",)):
+    for group in (("neo4j", "redis", "chroma"), ("worker", "beat"), ("server",)):
         begun: dict[str, tuple[str, subprocess.Popen[bytes] | None]] = {}
         for name in (n for n in group if n in wanted):
             try:
@@ -353,7 +363,7 @@ def up(cfg: Config, names: Sequence[str]) -> int:
             except StackError as exc:
                 _fail(name, str(exc).removeprefix(f"{name}: "), exc.log)
                 failed = True
-        for name in ("redis", "chroma", "neo4j", "worker", "server"):
+        for name in ("redis", "chroma", "neo4j", "worker", "beat", "server"):
             if name in begun and not _finish(cfg, comps[name], *begun[name]):
                 failed = True
         if failed:  # a worker or server without its stores would only fail in turn
@@ -365,7 +375,7 @@ def down(cfg: Config, names: Sequence[str]) -> int:
     """Stop what this home started, the server first and Redis last. 0: all stopped."""
     comps = components(cfg)
     rc = 0
-    for name in ("server", "worker", "chroma", "neo4j", "redis"):
+    for name in ("server", "beat", "worker", "chroma", "neo4j", "redis"):
         if name not in names:
             continue
         c = comps[name]

@@ -25,7 +25,7 @@ from memq.workers import procs
 pytestmark = pytest.mark.integration
 
 PORTS = {"redis": 36379, "neo4j": 37687, "chroma": 38000, "server": 38080}
-COMPONENTS = ("redis", "neo4j", "chroma", "worker", "server")
+COMPONENTS = ("redis", "neo4j", "chroma", "worker", "beat", "server")
 
 
 def _run(argv: list[str | Path], env: dict[str, str], cwd: Path, timeout: float = 300
@@ -85,7 +85,7 @@ def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 def _pids(home: Path) -> dict[str, int]:
     files = {"redis": home / "redis" / "redis.pid", "neo4j": home / "neo4j" / "neo4j.pid",
              "chroma": home / "chroma" / "chroma.pid", "worker": home / "worker.pid",
-             "server": home / "server.pid"}
+             "beat": home / "beat.pid", "server": home / "server.pid"}
     return {name: int(f.read_text().strip()) for name, f in files.items() if f.exists()}
 
 
@@ -106,14 +106,14 @@ def test_memq_up_status_down_from_the_wheel(venv: Path, stack_env: dict[str, str
         neo4j = procs.command_line(pids["neo4j"]) or ""
         assert f"{site_dir}/memq/workers/neo4j/Neo4jLauncher.java" in neo4j, neo4j
         assert str(venv / "chroma") in (procs.command_line(pids["chroma"]) or "")
-        for name in ("worker", "server"):
+        for name in ("worker", "beat", "server"):
             assert (procs.command_line(pids[name]) or "").startswith(str(venv / "python"))
         where = _run([venv / "python", "-c", "import memq; print(memq.__file__)"], env, tmp_path)
         assert where.stdout.startswith(str(site_dir)), where.stdout + where.stderr
 
         again = _run([memq, "up", "--home", home, "--api-port", api], env, tmp_path)
-        assert again.returncode == 0 and again.stdout.count("(already running)") == 5, (
-            again.stdout + again.stderr)
+        running = again.stdout.count("(already running)")
+        assert again.returncode == 0 and running == len(COMPONENTS), again.stdout + again.stderr
         assert _pids(home) == pids
 
         status = _run([memq, "status", "--home", home], env, tmp_path)

@@ -141,6 +141,18 @@ def test_the_patterns_know_our_command_lines_and_no_others(tmp_path: Path) -> No
     serve = "/v/bin/python -m memq.workers.cli serve --host 127.0.0.1 --port 8080"
     assert re.search(server, serve) and not re.search(worker, serve)
     assert not re.search(worker, "/v/bin/python -m memq.workers.cli beat")
+    beat = comps["beat"].pattern
+    for line in ("/v/bin/python -m memq.workers.cli beat --schedule /h/beat-schedule",
+                 "/v/bin/python -m celery -A memq.workers.app beat --loglevel=INFO -s /h/b"):
+        assert re.search(beat, line) and not re.search(worker, line), line
+    assert not re.search(beat, serve)
+
+
+def test_beat_keeps_its_schedule_in_the_stack_home(tmp_path: Path) -> None:
+    """Beat remembers when each job last ran in a file: the stack's, not the cwd's."""
+    cfg = _cfg(tmp_path)
+    assert stack.beat_argv(cfg)[1:] == ["-m", "memq.workers.cli", "beat", "--schedule",
+                                        str(cfg.home / "beat-schedule")]
 
 
 def _sleeper(*, new_session: bool = True, ignore_term: bool = False) -> subprocess.Popen[bytes]:
