@@ -132,7 +132,13 @@ def bench_lifecycle(args: argparse.Namespace) -> None:
         wiring.graph().delete_user(user)  # and the content-free tombstones
 
 
-def _clustered(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
+def _dims(embedder: Any) -> int:
+    """How many dimensions the embedder's vectors have (a routed model's blocks included):
+    what planted vectors must have to sit in its index beside real ones."""
+    return len(embedder.embed(["dimension probe"])[0])
+
+
+def _clustered(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     """Unit vectors shaped like sentence embeddings: near topics, not uniform noise."""
     centers = rng.normal(size=(max(8, n // 50), dim)).astype(np.float32)
     x = centers[rng.integers(len(centers), size=n)] + 0.6 * rng.normal(size=(n, dim)).astype(
@@ -185,7 +191,7 @@ def bench_dedupe(args: argparse.Namespace) -> None:
     for n in (int(x) for x in args.memories.split(",")):
         user = f"bench-dedupe-{uuid.uuid4().hex[:8]}"
         rng = np.random.default_rng(n)
-        vecs = _clustered(rng, n)
+        vecs = _clustered(rng, n, _dims(ports.embedder))
         current = rng.random(n) >= 0.1
         plant = _plant_dedupe(user, vecs, current, now, graph=not args.chroma_only)
         time.sleep(args.settle)  # Chroma indexes what was just written in the background
@@ -198,7 +204,8 @@ def bench_dedupe(args: argparse.Namespace) -> None:
             kind = "near" if b % 2 == 0 else "far"
             picks = rng.integers(n, size=8)
             sigma = 0.025 if kind == "near" else 0.07
-            queries = vecs[picks] + sigma * rng.normal(size=(8, 384)).astype(np.float32)
+            queries = vecs[picks] + sigma * rng.normal(size=(8, vecs.shape[1])).astype(
+                np.float32)
             queries /= np.linalg.norm(queries, axis=1, keepdims=True)
             items = [service.Candidate(CandidateMemory(
                 content=f"New memory {b}-{q}.", kind=Kind.FACT, confidence=0.9, importance=0.5,
@@ -264,7 +271,7 @@ def bench_search(args: argparse.Namespace) -> None:
     user = auth.tenant_user(TENANT, external)
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     t = time.perf_counter()
-    vecs = _clustered(rng, args.memories + args.episodes)
+    vecs = _clustered(rng, args.memories + args.episodes, _dims(wiring.ports().embedder))
     for start in range(0, args.memories, 1000):
         chunk = [StoredMemory(
             id=f"m_bs_{i}", user_id=user, content=sentence(), kind=Kind.FACT, confidence=0.9,
