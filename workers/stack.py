@@ -177,7 +177,7 @@ def child_env(cfg: Config, name: str, base: dict[str, str]) -> dict[str, str]:
     env = dict(base)
     if name == "chroma":
         env["ANONYMIZED_TELEMETRY"] = "False"
-    if name in ("worker", "server"):
+    if name in ("worker", "beat", "server"):
         env.update({"MEMQ_HOME": str(cfg.home), "MEMQ_REDIS_PORT": str(cfg.redis_port),
                     "MEMQ_NEO4J_PORT": str(cfg.neo4j_port),
                     "MEMQ_CHROMA_PORT": str(cfg.chroma_port), "C_FORCE_ROOT": "1"})

@@ -89,6 +89,14 @@ def _pids(home: Path) -> dict[str, int]:
     return {name: int(f.read_text().strip()) for name, f in files.items() if f.exists()}
 
 
+def _readme_snippet() -> str:
+    """The first Python block after "From the wheel" in the README, as a user copies it."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    after = text[text.index("## From the wheel"):]
+    start = after.index("```python\n") + len("```python\n")
+    return after[start:after.index("```", start)]
+
+
 def test_memq_up_status_down_from_the_wheel(venv: Path, stack_env: dict[str, str],
                                             tmp_path: Path) -> None:
     memq, home, env = venv / "memq", tmp_path / "home", stack_env
@@ -130,6 +138,12 @@ def test_memq_up_status_down_from_the_wheel(venv: Path, stack_env: dict[str, str
             assert res.status == 200
         for name in COMPONENTS:
             assert (home / "logs" / f"{name}.log").exists()
+
+        # the README's first Python, from the wheel's venv, against this stack
+        snippet = _readme_snippet()
+        ran = _run([venv / "python", "-c", snippet], env, tmp_path)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert "CentOS 7" in ran.stdout, ran.stdout
 
         down = _run([memq, "down", "--home", home], env, tmp_path)
         assert down.returncode == 0, down.stdout + down.stderr

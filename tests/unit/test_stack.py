@@ -149,8 +149,11 @@ def test_the_patterns_know_our_command_lines_and_no_others(tmp_path: Path) -> No
 
 
 def test_beat_keeps_its_schedule_in_the_stack_home(tmp_path: Path) -> None:
-    """Beat remembers when each job last ran in a file: the stack's, not the cwd's."""
+    """Beat remembers when each job last ran in a file: the stack's, not the cwd's; it
+    publishes to the stack's Redis, as the worker reads it."""
     cfg = _cfg(tmp_path)
+    beat, worker = (stack.child_env(cfg, n, {}) for n in ("beat", "worker"))
+    assert beat["MEMQ_REDIS_PORT"] == worker["MEMQ_REDIS_PORT"] == str(cfg.redis_port)
     assert stack.beat_argv(cfg)[1:] == ["-m", "memq.workers.cli", "beat", "--schedule",
                                         str(cfg.home / "beat-schedule")]
 
