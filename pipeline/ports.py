@@ -215,7 +215,9 @@ class MemoryStore(Protocol):
 
 
 class EpisodeStore(Protocol):
-    """Raw turns, append-only, idempotent by (user, turn id)."""
+    """Raw turns' vectors, append-only, idempotent by (user, turn id). It keeps no words
+    (text, speaker, the producer's metadata): those are the graph's, so a forget that deletes
+    them there leaves nothing of them in the vector store's process or files."""
 
     def add(
         self, user_id: str, session_id: str, turns: Sequence[Turn], vectors: Sequence[Vector],
@@ -245,6 +247,11 @@ class TextIndex(Protocol):
         """The memories of these ids, as the state of record holds them (any status)."""
         ...
 
+    def turns(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Hit]:
+        """These raw turns of the user by episode id, with their words (text, speaker): the
+        vector index holds none. Ids the user has no turn of are left out."""
+        ...
+
 
 class VectorIndex(Protocol):
     """What search asks the vector index (Chroma), per user and per embedding model: vectors
@@ -252,7 +259,8 @@ class VectorIndex(Protocol):
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
         """The k raw turns nearest ``vector`` by their own vectors (Hit.score: the turn's
-        cosine, the best of its vector's and its passages'), best first."""
+        cosine, the best of its vector's and its passages'), best first. Without their words
+        (``content`` empty, no ``speaker``): those are the graph's (``TextIndex.turns``)."""
         ...
 
     def similar(self, user_id: str, vectors: Sequence[Vector], model_id: str, k: int

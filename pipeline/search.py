@@ -14,6 +14,7 @@ the slowest read, not their sum), tests the default, which runs it at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -66,15 +67,22 @@ def search_explained(text: TextIndex, vectors: VectorIndex, embedder: Embedder, 
     # what holds the place of what is no longer true, and how near it is to the question
     cos_now = submit(vectors.cosines, user_id, sorted(changed.current), vector, model,
                      memories=True)
-    dense_episodes: list[Hit] = dense_e.result()
+    dense_found: list[Hit] = dense_e.result()
+    # the vector index holds no words: the graph gives those of the turns BM25 did not find
+    lexical_e = {h.id: h for h in bm25_episodes}
+    said = submit(text.turns, user_id, [h.id for h in dense_found if h.id not in lexical_e])
     # what one signal found, the other scores too: BM25's turns and memories get their cosine
-    near = {h.id: h.score for h in dense_episodes}
+    near = {h.id: h.score for h in dense_found}
     missing = [h.id for h in bm25_episodes if h.id not in near]
     cos_e = submit(vectors.cosines, user_id, missing, vector, model)
     near_m = dict(similar)
     cos_m = submit(vectors.cosines, user_id,
                    [m.id for m, _ in bm25_memories if m.id not in near_m], vector, model,
                    memories=True)
+    words: dict[str, Hit] = {**said.result(), **lexical_e}
+    # a turn the graph no longer has (forgotten meanwhile) is not found
+    dense_episodes = [replace(h, content=words[h.id].content, speaker=words[h.id].speaker)
+                      for h in dense_found if h.id in words]
     # what the nearest memories are, the state of record says (BM25's came from it)
     lexical_found = {m.id: m for m, _ in bm25_memories}
     state = {m.id: m for m in text.get(user_id, [i for i, _ in similar

@@ -109,7 +109,8 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     turns under their per-user references (``<session>/<turn>``), so the source turn ids of
     what it finds are unique per user.
 
-    The episodes are written (Chroma, then the graph's BM25 copy) in the side thread while
+    The episodes are written (the graph's record with their words, then Chroma's vectors,
+    so a turn the vector index finds always has its words) in the side thread while
     the extractor and the embedder work: most of a write's time is the store's, and the
     extraction does not read episodes. Both writes are idempotent. Nothing is returned before
     they are done, and their error, if any, is raised (after the extraction's own, which
@@ -118,10 +119,9 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
         ports.embedder.embed, [(t.content, t.speaker or t.role, t.timestamp) for t in turns])
 
     def write_episodes() -> int:
-        written = ports.episodes.add(user_id, session_id, turns, vectors,
-                                     ports.embedder.model_id, now, passage_vectors)
-        ports.graph.add_episodes(user_id, session_id, turns, now)  # BM25 over the same turns
-        return written
+        ports.graph.add_episodes(user_id, session_id, turns, now)  # words, and BM25 over them
+        return ports.episodes.add(user_id, session_id, turns, vectors,
+                                  ports.embedder.model_id, now, passage_vectors)
 
     writing = _beside(write_episodes)
     try:

@@ -227,13 +227,18 @@ class InMemoryIndex:
         return ([(memories[key].memory, score) for key, score in best_m],
                 [_scored(episodes[key].hit, score) for key, score in best_e], superseded)
 
+    def turns(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Hit]:
+        mine = self._episodes.get(user_id, {})
+        return {i: mine[i].hit for i in episode_ids if i in mine}
+
     # -- VectorIndex --------------------------------------------------------------------------
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]:
+        """As Chroma's: without the turns' words (those are the graph's)."""
         nearest = sorted(((_cosine(vector, e.vectors[model_id]), key, e)
                           for key, e in self._episodes.get(user_id, {}).items()
                           if model_id in e.vectors), key=lambda t: (-t[0], t[1]))[:k]
         scored = [(e.cosine(vector, model_id), key, e) for _, key, e in nearest]
-        return [_scored(e.hit, score) for score, _, e in
+        return [replace(e.hit, score=score, content="", speaker=None) for score, _, e in
                 sorted(scored, key=lambda t: (-t[0], t[1]))]
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,

@@ -52,14 +52,24 @@ REEXTRACT_AFTER = timedelta(minutes=10)  # an unprocessed episode older than thi
 def reextract_failed(user_id: str, now: datetime) -> int:
     """Episodes whose extraction never completed (LLM down, dead-lettered) go round again."""
     coord = wiring.coord()
-    rows = wiring.chroma_for(user_id).episodes(user_id)
-    stale = [(sid, turn) for sid, turn, created in rows if created < now - REEXTRACT_AFTER]
-    pending = mailbox.unprocessed(coord, user_id,
-                                  [turn_ref(sid, t.turn_id) for sid, t in stale])
+    rows = wiring.chroma_for(user_id).episode_refs(user_id)
+    stale = {turn_ref(sid, turn_id): (sid, turn_id)
+             for sid, turn_id, created in rows if created < now - REEXTRACT_AFTER}
+    pending = mailbox.unprocessed(coord, user_id, list(stale))
+    if not pending:
+        return 0
+    # the turns' words are the graph's (Chroma holds none)
+    graph = wiring.graph_for(user_id)
+    refs = sorted(pending)
+    metadata = graph.turn_metadata(user_id, refs)
     sessions: dict[str, list[Turn]] = {}
-    for sid, turn in stale:
-        if turn_ref(sid, turn.turn_id) in pending:
-            sessions.setdefault(sid, []).append(turn)
+    for hit in graph.episodes(user_id, refs):
+        ref = hit.source_turn_ids[0]
+        sid, turn_id = stale[ref]
+        sessions.setdefault(sid, []).append(Turn.model_validate({
+            "turn_id": turn_id, "role": hit.role or "user", "content": hit.content,
+            "timestamp": hit.event_at, "metadata": metadata.get(ref, {}),
+            "speaker": hit.speaker}))
     if not sessions:
         return 0
     from memq.workers.client import enqueue  # noqa: PLC0415
@@ -74,7 +84,9 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     p = policy(wiring.settings())
     if job == "reembed":  # into the configured model
         target = dataclasses.replace(wiring.ports_for(user_id), embedder=wiring.embedder())
-        return jobs.reembed(target, user_id, now, migrate=wiring.chroma_for(user_id).migrate)
+        chroma, graph = wiring.chroma_for(user_id), wiring.graph_for(user_id)
+        return jobs.reembed(target, user_id, now, migrate=lambda u, embed, model: chroma.migrate(
+            u, embed, model, lambda ids_: graph.turns(u, ids_)))
     if job == "relocate":  # Chroma's placement of the user's records, by their size
         moved = wiring.chroma_for(user_id).relocate(user_id)
         return jobs.JobResult("relocate", user_id, moved, moved)
@@ -94,7 +106,8 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
                 if m.kind == Kind.EVENT and m.consolidated_into is None]
         vectors = chroma.memory_vectors(user_id, model, [m.id for m in pool])
         memories = [(m, vectors[m.id]) for m in pool if m.id in vectors]
-        episodes = chroma.unconsolidated_episodes(user_id, model)
+        episodes = chroma.unconsolidated_episodes(
+            user_id, model, lambda ids_: wiring.graph_for(user_id).turns(user_id, ids_))
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
             mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),

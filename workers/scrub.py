@@ -9,9 +9,11 @@ Deleting is not erasing. Each store keeps what it deleted on disk for a while:
   at a checkpoint once a newer file exists and the server keeps only the newest
   (Neo4jLauncher: retention false, 1 MiB files, a checkpoint a minute), so a filler as large
   as a file pushes the forget into a prunable one (:meth:`Neo4jGraph.push_log`).
-- **Chroma** keeps each write in its SQLite log until it persists the collection's index, and
-  SQLite leaves deleted rows in free pages: :func:`chroma_log.scrub` blanks deleted records'
-  log rows and rebuilds the file, where the workers can reach it (``MEMQ_CHROMA_PATH``).
+- **Chroma** is never sent a user's words (its records hold ids, times, a role and vectors:
+  pipeline/adapters/chroma.py says why). Records written by a build before that may still
+  hold them, in its SQLite log until it persists the collection's index and in free pages
+  after: :func:`chroma_log.scrub` blanks deleted records' log rows and rebuilds the file,
+  where the workers can reach it (``MEMQ_CHROMA_PATH``).
 
 A forget that removed anything asks for a scrub (:func:`request`): a ``memq.scrub`` task,
 ``MEMQ_SCRUB_DELAY_S`` later, carrying when the forget was (Redis's clock). The first such

@@ -87,7 +87,8 @@ class Settings(BaseSettings):
     chroma_path: str = Field(default="", json_schema_extra={"shown": "unset"})
     """Chroma's data folder, where the workers can reach it (`scripts/services`:
     `$MEMQ_HOME/chroma`): after a forget, `memq scrub` blanks the deleted records in its write
-    log and rebuilds its file; unset, Chroma's file keeps the words until it reuses the space"""
+    log and rebuilds its file. Only records an earlier release wrote hold words (Chroma is sent
+    none now); unset, its file keeps those until it reuses the space"""
     scrub_delay_s: float = Field(default=30.0, ge=0)
     """a forget is followed this long after by a scrub (workers/scrub.py: Redis's append-only
     file rewritten, Neo4j's transaction log pushed past the forget, Chroma's log blanked);

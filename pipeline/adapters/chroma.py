@@ -20,6 +20,8 @@ model.
   dimension); another model's collections carry its name as a suffix. The models in use are
   listed in a tiny registry collection (``memq_models``).
 - Forgetting a user drops their own collections and deletes their records from the shards.
+- **No words**: a record holds ids, times, a role and vectors; a turn's text, speaker and
+  metadata are the graph's (see the record layout below: why Chroma must never see them).
 
 Vectors are always passed explicitly (Chroma's default embedding function would fetch a model
 from the network), in cosine space.
@@ -50,6 +52,8 @@ from memq.schemas import StoredMemory, Turn, turn_ref
 
 T = TypeVar("T")
 Where = dict[str, Any]
+# episode ids -> those turns with their words (the graph's: TextIndex.turns)
+Words = Callable[[list[str]], dict[str, Hit]]
 
 # ef_search: at 100k memories of
 # one user (scripts/bench dedupe's clustered vectors, 800 queries, 8 per request) the nearest
@@ -111,12 +115,18 @@ def _and(*clauses: Where) -> Where | None:
 # Record layout. A memory's record is an index entry: its vector, the content hash the vector
 # is of and the memory's status (what a memory is, the graph says). An episode's: a few
 # top-level metadata keys (the ones a ``where`` filters on or a partial update writes) and
-# everything else, the text included, in one JSON value under RECORD. No Chroma document:
-# Chroma indexes documents for its full-text search (trigrams), which memq does not use (BM25
-# is Neo4j's). On a scratch Chroma, an episode written this way cost 0.9-1.2 ms of Chroma CPU
-# against 1.4-1.9 (10 keys and a document).
+# everything else in one JSON value under RECORD (fewer keys: less of Chroma's CPU a write).
+# No Chroma document: memq does not use Chroma's full-text search (BM25 is Neo4j's).
+#
+# No words either (text, speaker, the producer's metadata; WORDS): the graph holds them, and
+# a turn's words that reach Chroma's process can outlive a forget in its files. Chroma's
+# HNSW files are written from buffers it never clears (``length.bin``: a length per element
+# that only a normalizing index sets), so heap bytes that once held a request's text land in
+# the files of any collection, where no delete or scrub reaches. Records written before this
+# layout may still hold words: readers ignore them, and a reembed rewrites them without.
 RECORD = "record"
 EPISODE_KEYS = ("role", "consolidated_into")
+WORDS = ("content", "speaker", "metadata")
 
 
 def _pack(fields: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -138,8 +148,9 @@ def _unpack(meta: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
-    """An episode record's fields (text under ``content``)."""
-    return _unpack(meta, EPISODE_KEYS)
+    """An episode record's fields: ids, role, times, model, neighbors, passages (no words,
+    even from a record written before they left: see WORDS)."""
+    return {k: v for k, v in _unpack(meta, EPISODE_KEYS).items() if k not in WORDS}
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:
@@ -152,10 +163,10 @@ def episode_metadata(user_id: str, session_id: str, turn: Turn, model_id: str,
                      now: datetime, neighbors: Sequence[str] = (),
                      passages: Sequence[Vector] = ()) -> dict[str, Any]:
     fields = {
-        "content": turn.content, "user_id": user_id, "session_id": session_id,
+        "user_id": user_id, "session_id": session_id,
         "turn_id": turn.turn_id, "ref": turn_ref(session_id, turn.turn_id), "role": turn.role,
         "event_at": _ts(turn.timestamp), "created_at": _ts(now), "embedding_model": model_id,
-        "speaker": turn.speaker or "", "metadata": turn.metadata, "neighbors": list(neighbors),
+        "neighbors": list(neighbors),
     }
     if passages:
         fields["passages"] = pack_passages(passages)
@@ -763,23 +774,25 @@ class ChromaStores:
                            for i, v in zip(res["ids"], res["embeddings"], strict=True))
         return out
 
-    def unconsolidated_episodes(self, user_id: str, model_id: str) -> list[EpisodeItem]:
-        """The user's turns (role user) not yet consolidated, with their vectors."""
-        episodes: dict[str, EpisodeItem] = {}
+    def unconsolidated_episodes(self, user_id: str, model_id: str, words: Words
+                                ) -> list[EpisodeItem]:
+        """The user's turns (role user) not yet consolidated, with their vectors, and their
+        words from ``words`` (the graph's; a turn it lacks is left out)."""
+        vectors: dict[str, tuple[Vector, dict[str, Any]]] = {}
         for place in self._places(EPISODES, user_id, model_id):
             for res in self._pages(place, {"role": "user"}, ["metadatas", "embeddings"]):
                 for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"],
                                    strict=True):
                     f = episode_fields(m)
                     if f.get("consolidated_into"):
-                        episodes.pop(i, None)
+                        vectors.pop(i, None)
                     else:
-                        episodes[i] = EpisodeItem(
-                            id=i, content=f["content"], vector=[float(x) for x in v],
+                        vectors[i] = ([float(x) for x in v], f)
+        said = words(sorted(vectors)) if vectors else {}
+        return [EpisodeItem(id=i, content=said[i].content, vector=v,
                             event_at=_dt(f["event_at"]) or datetime.now(UTC),
-                            turn_id=f.get("ref") or f["turn_id"],
-                            speaker=f.get("speaker") or None)
-        return list(episodes.values())
+                            turn_id=f.get("ref") or f["turn_id"], speaker=said[i].speaker)
+                for i, (v, f) in vectors.items() if i in said]
 
     def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
                       model_id: str) -> None:
@@ -787,15 +800,16 @@ class ChromaStores:
                      [{"consolidated_into": into}] * len(episode_ids))
 
     def migrate(self, user_id: str, embed: Callable[[list[str]], list[Vector]],
-                model_id: str, batch: int = 256) -> int:
+                model_id: str, words: Words, batch: int = 256) -> int:
         """Move every episode of the user into ``model_id``'s collections, re-embedded from its
-        text, in chunks of ``batch``, and drop the user's memory records of other models (the
-        caller wrote them under ``model_id`` first, from the graph); returns how many
-        episodes moved."""
+        words (``words``: the graph's), in chunks of ``batch``, and drop the user's memory
+        records of other models (the caller wrote them under ``model_id`` first, from the
+        graph); returns how many episodes moved. A turn the graph lacks has no words to embed:
+        its record goes."""
         moved = 0
         for place in self._places(EPISODES, user_id, absence_ttl_s=0.0):
             if place.model != model_id:
-                while count := self._move(user_id, place, embed, model_id, batch):
+                while count := self._move(user_id, place, embed, model_id, words, batch):
                     moved += count
         for place in self._places(MEMORIES, user_id, absence_ttl_s=0.0):
             if place.model != model_id:
@@ -804,25 +818,31 @@ class ChromaStores:
         return moved
 
     def _move(self, user_id: str, source: _Place, embed: Callable[[list[str]], list[Vector]],
-              model_id: str, batch: int) -> int:
+              model_id: str, words: Words, batch: int) -> int:
         res = self._run(source.col, lambda c: c.get(where=source.clause(), limit=batch,
                                                     include=["metadatas"]), None)
         if not res or not res["ids"]:
             return 0
-        fields = [{**_unpack(m, EPISODE_KEYS), "embedding_model": model_id}
-                  for _, m in _rows(res)]
+        found = [str(i) for i in res["ids"]]
+        said = words(found)
+        kept = [(i, {**episode_fields(m), "embedding_model": model_id})
+                for i, m in _rows(res) if i in said]
         vectors, parts = recall.turn_vectors(embed, [
-            (str(f["content"]), f.get("speaker") or f.get("role"),
-             _dt(f["event_at"]) or datetime.now(UTC)) for f in fields])
-        for f, vs in zip(fields, parts, strict=True):  # the passages under the new model
+            (said[i].content, said[i].speaker or f.get("role"),
+             _dt(f["event_at"]) or datetime.now(UTC)) for i, f in kept])
+        for (_, f), vs in zip(kept, parts, strict=True):  # the passages under the new model
             f.pop("passages", None)
             if vs:
                 f["passages"] = pack_passages(vs)
-        place = self._write(EPISODES, model_id, user_id, lambda p: self._upsert(
-            p, user_id, list(res["ids"]), vectors, [_pack(f, EPISODE_KEYS) for f in fields]))
-        self._delete(source, list(res["ids"]))  # after: a crash repeats
-        self._grown(EPISODES, model_id, user_id, place)
-        return len(res["ids"])
+        place = None
+        if kept:
+            place = self._write(EPISODES, model_id, user_id, lambda p: self._upsert(
+                p, user_id, [i for i, _ in kept], vectors,
+                [_pack(f, EPISODE_KEYS) for _, f in kept]))
+        self._delete(source, found)  # after: a crash repeats
+        if place is not None:
+            self._grown(EPISODES, model_id, user_id, place)
+        return len(found)
 
     # -- episodes -------------------------------------------------------------------------
     def add(self, user_id: str, session_id: str, turns: Sequence[Turn],
@@ -845,18 +865,15 @@ class ChromaStores:
             self._grown(EPISODES, model_id, user_id, place)
         return len(turns)
 
-    def episodes(self, user_id: str) -> list[tuple[str, Turn, datetime]]:
-        """Every episode of the user as (session id, turn, stored at)."""
-        found: dict[str, tuple[str, Turn, datetime]] = {}
+    def episode_refs(self, user_id: str) -> list[tuple[str, str, datetime]]:
+        """Every episode of the user as (session id, turn id, stored at); their words are the
+        graph's."""
+        found: dict[str, tuple[str, str, datetime]] = {}
         for place in self._places(EPISODES, user_id):  # own last: it wins
             for res in self._pages(place, None, ["metadatas"]):
                 for i, m in _rows(res):
                     f = episode_fields(m)
-                    turn = Turn(turn_id=f["turn_id"], role=f["role"], content=f["content"],
-                                timestamp=_dt(f["event_at"]) or datetime.now(UTC),
-                                metadata=f.get("metadata") or {},
-                                speaker=f.get("speaker") or None)
-                    found[i] = (str(f["session_id"]), turn,
+                    found[i] = (str(f["session_id"]), str(f["turn_id"]),
                                 _dt(f["created_at"]) or datetime.now(UTC))
         return list(found.values())
 
@@ -874,13 +891,12 @@ class ChromaStores:
         hits = []
         for i, score, m in top:
             f = episode_fields(m)
-            hits.append(Hit(
-                id=i, type="episode", content=f["content"], score=_turn_cosine(score, f, q),
+            hits.append(Hit(  # no words: the graph's (TextIndex.turns)
+                id=i, type="episode", content="", score=_turn_cosine(score, f, q),
                 event_at=_dt(f["event_at"]) or datetime.min.replace(tzinfo=UTC),
                 created_at=_dt(f["created_at"]) or datetime.min.replace(tzinfo=UTC),
                 source_turn_ids=[f.get("ref") or f["turn_id"]],
-                role=f["role"], speaker=f.get("speaker") or None,
-                neighbors=tuple(f.get("neighbors") or ())))
+                role=f["role"], neighbors=tuple(f.get("neighbors") or ())))
         return sorted(hits, key=lambda h: (-h.score, h.id))
 
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,

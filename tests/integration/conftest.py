@@ -202,14 +202,23 @@ def stored(user_id: str) -> str:
     return f"{LOCAL}:{user_id}"
 
 
+def episode_texts(user_id: str, episode_ids: Sequence[str]) -> list[str]:
+    """The words of these episodes of a stored user id, from the graph (Chroma holds none),
+    in the order given; "" for an episode the graph does not have."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(NEO4J_URI) as driver, driver.session() as session:
+        words = {str(r["id"]): str(r["text"]) for r in session.run(
+            "MATCH (e:Episode) WHERE e.id IN $ids AND e.user_id = $user "
+            "RETURN e.id AS id, e.text AS text", ids=list(episode_ids), user=user_id)}
+    return [words.get(i, "") for i in episode_ids]
+
+
 def episodes(user_id: str) -> list[str]:
-    """The raw turns, as stored in Chroma (read directly: search is approximate), of a user
-    the CLI or memq.Client named."""
-
-    from memq.pipeline.adapters.chroma import episode_fields
-
-    got = user_collection(stored(user_id), "memq_episodes").get(include=["metadatas"])
-    return sorted(str(episode_fields(m)["content"]) for m in got["metadatas"])
+    """The raw turns of a user the CLI or memq.Client named: its records in Chroma (read
+    directly: search is approximate), with their words from the graph."""
+    got = user_collection(stored(user_id), "memq_episodes").get(include=[])
+    return sorted(episode_texts(stored(user_id), got["ids"]))
 
 
 class UserRecords:

@@ -4,6 +4,7 @@ one JSON value)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import uuid
@@ -82,7 +83,11 @@ def test_users_sharing_a_shard_see_only_their_own_records() -> None:
                               memories=True) == {}
         assert stores.count_episodes(user_id) == 1
         (hit,) = stores.search(user_id, _axis(383), BASE_MODEL, 5)
-        assert (hit.content, hit.source_turn_ids) == ("A packed turn number 0.", ["s/t0"])
+        # the turn's words are the graph's: its record holds none
+        assert (hit.content, hit.speaker, hit.source_turn_ids) == ("", None, ["s/t0"])
+        (record,) = client.get_collection(stores.shard_name(EPISODES, BASE_MODEL, user_id)
+                                          ).get(ids=[hit.id])["metadatas"]
+        assert "packed" not in json.dumps(record)
         assert round(hit.score, 6) == 1.0
     stores.delete_ids(users[0], [f"m_legacy_{users[1]}_0"])
     assert f"m_legacy_{users[1]}_0" in stores.memory_ids(users[1])
@@ -132,7 +137,7 @@ def test_a_user_past_own_after_moves_into_its_own_collection_and_back() -> None:
     shard = client.get_collection(stores.shard_name(EPISODES, BASE_MODEL, user_id))
     got = own.get(ids=[hit.id], include=["embeddings", "metadatas"])
     shard.upsert(ids=got["ids"], embeddings=got["embeddings"], metadatas=got["metadatas"])
-    assert len(reader.episodes(user_id)) == 8
+    assert len(reader.episode_refs(user_id)) == 8
     assert [h.id for h in reader.search(user_id, _axis(6), BASE_MODEL, 3)].count(hit.id) == 1
     assert reader.relocate(user_id) == 8  # 8 <= DEMOTE_AT: back into the shard
     assert stores.placement(user_id)["memq_episodes"] == [(BASE_MODEL, "shard", 8)]

@@ -1,6 +1,7 @@
 """Erasure at rest, against the real stores' files: a marker a user said is in the data folder's
-Redis, Chroma and Neo4j transaction-log files once applied, and in none of them within the
-README's stated time after ``memq forget`` returns (workers/scrub.py)."""
+Redis and Neo4j transaction-log files once applied (never in Chroma's: it holds no words), and
+in none of them within the README's stated time after ``memq forget`` returns
+(workers/scrub.py)."""
 
 from __future__ import annotations
 
@@ -66,9 +67,11 @@ def test_forgotten_words_leave_the_files(tmp_path: Path) -> None:
         assert any(marker in m["content"] for m in memories), memories
         before = holding(marker)
         seen += before
-        # the test can fail: every store's files held the words at some point before the forget
+        # the test can fail: Redis's and Neo4j's files held the words before the forget;
+        # Chroma's never do (its records hold no words: its HNSW files are written from
+        # buffers it never clears, which no delete or scrub would reach)
         for name in FOLDERS:
-            assert any(f.startswith(name) for f in seen), (name, seen)
+            assert any(f.startswith(name) for f in seen) == (name != "chroma"), (name, seen)
 
         memq("forget", "--user", user, env=env)
         forgotten_at = time.monotonic()

@@ -27,6 +27,7 @@ from integration.conftest import (
     REDIS_BASE,
     REPO,
     Worker,
+    episode_texts,
     memq,
     memq_env,
     start_worker,
@@ -34,7 +35,7 @@ from integration.conftest import (
     user_collection,
     wait_done,
 )
-from memq.pipeline.adapters.chroma import RECORD, episode_fields
+from memq.pipeline.adapters.chroma import RECORD
 from memq.workers import deadletters, outbox
 from memq.workers.coord import Coord
 
@@ -194,11 +195,12 @@ def assert_tombstones(entries: list[dict[str, Any]]) -> None:
 
 
 def user_episodes(user_id: str) -> list[str]:
+    """The user's episode records in Chroma, with their words from the graph."""
     try:
-        res = user_collection(stored(user_id), "memq_episodes").get(include=["metadatas"])
+        res = user_collection(stored(user_id), "memq_episodes").get(include=[])
     except chromadb.errors.NotFoundError:
         return []  # forgotten users' collections are dropped
-    return [str(episode_fields(m)["content"]) for m in res["metadatas"]]
+    return episode_texts(stored(user_id), res["ids"]) if res["ids"] else []
 
 
 # -- (a) a user, everything processed ------------------------------------------------------
@@ -214,9 +216,11 @@ def test_forget_user_leaves_no_trace_in_any_store(worker: Worker, user_id: str) 
     assert sorted(m["content"] for m in memories) == [
         "The user is a product manager.", f"The user lives in Zzz{secret}."]
     planted = find_everywhere(secret)
-    # a memory's text is the graph's alone: its index record is a vector, a hash, a status
-    assert not any(h.startswith("chroma:memq_memories") for h in planted), planted
-    assert sum(h.startswith("chroma:memq_episodes") for h in planted) == 2, planted
+    # words are the graph's alone: Chroma's records (a memory's: a vector, a hash, a status;
+    # a turn's: vectors, ids, times, a role) hold none, so its process never sees them
+    assert not any(h.startswith("chroma:") for h in planted), planted
+    assert len(user_episodes(user_id)) == 3 and sum(secret in w for w in user_episodes(
+        user_id)) == 2
     assert any(h.startswith("neo4j:") for h in planted), planted
     # Done work leaves no content in Redis: the batch and what extract found go with it.
     assert not any(h.startswith("redis:") for h in planted), planted
@@ -340,10 +344,10 @@ def test_forget_one_memory_keeps_the_others(worker: Worker, user_id: str) -> Non
     facts = read("facts", "--user", user_id)
     assert sorted(f["object"] for f in facts) == [f"Acme{other}", "Paris"]
     assert all(f["memory_id"] != target for f in facts)
-    # Nothing of it left but the turn it was said in, in Chroma and in the BM25 index
-    # (episodes go with the user).
+    # Nothing of it left but the turn it was said in, in the graph (episodes go with the
+    # user; Chroma never held their words).
     assert sorted(re.sub(r"-[su][0-9a-f]+.*", "", h.split(":")[1])
-                  for h in find_everywhere(secret)) == ["['Episode']", "memq_episodes"]
+                  for h in find_everywhere(secret)) == ["['Episode']"]
     assert find_everywhere(other) != [] and any(
         h.startswith("neo4j:") for h in find_everywhere(other))
 

@@ -158,3 +158,39 @@ def _moved_twice() -> None:
     assert (said.superseded_by, said.current) == (cork_m.id, "The user lives in Cork.")
     past = _search(index, "u1", "where did I live before?", k=3)
     assert past[0].source_turn_ids in (lyon, lyon_m.source_turn_ids) and past[0].id != cork_m.id
+
+
+class _WordsLost(InMemoryIndex):
+    """The graph without some turns' words (forgotten while a search ran)."""
+
+    def __init__(self, lost: set[str]) -> None:
+        super().__init__()
+        self.lost = lost
+
+    def turns(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, recall.Hit]:
+        return {i: h for i, h in super().turns(user_id, episode_ids).items()
+                if i not in self.lost}
+
+
+def test_a_turn_found_by_its_vector_gets_its_words_from_the_graph() -> None:
+    index = InMemoryIndex()
+    refs = _turns(index, "u1", "s1", ["My dog Biscuit loves the beach."], speaker="Ana")
+    (dense,) = index.search("u1", EMBED.embed(["a pet at the seaside"])[0], EMBED.model_id, 5)
+    assert dense.content == "" and dense.speaker is None  # the vector index holds no words
+    # a query BM25 cannot match: the turn is found by its vector alone
+    (hit,) = [h for h in _search(index, "u1", "zzz qqq") if h.type == "episode"]
+    assert (hit.content, hit.speaker, hit.source_turn_ids) == (
+        "My dog Biscuit loves the beach.", "Ana", refs)
+
+
+def test_a_turn_whose_words_are_gone_is_not_found() -> None:
+    index = _WordsLost(set())
+    _turns(index, "u1", "s1", ["My dog Biscuit loves the beach.", "I had tea."])
+    index.lost = {h.id for h in index.search("u1", EMBED.embed(["dog"])[0], EMBED.model_id, 5)
+                  if h.source_turn_ids == ["s1/s1-0"]}
+    lost = set(index.lost)
+    assert lost
+    without = {h.id for h in _search(index, "u1", "zzz qqq")}
+    index.lost = set()
+    # found by its vector alone (BM25 cannot match), and only while the graph has its words
+    assert lost.isdisjoint(without) and lost <= {h.id for h in _search(index, "u1", "zzz qqq")}

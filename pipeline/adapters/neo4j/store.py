@@ -516,6 +516,13 @@ class Neo4jGraph:
         return [_episode_hit(r) for r in self._run("episodes_by_ref", user_id=user_id,
                                                    ids=wanted)]
 
+    def turns(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Hit]:
+        """These turns of the user by episode id, with their words (TextIndex.turns)."""
+        if not episode_ids:
+            return {}
+        return {str(r["id"]): _episode_hit(r) for r in self._run(
+            "episodes_by_ref", user_id=user_id, ids=sorted(set(episode_ids)))}
+
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
         wanted = [ids.episode_id(user_id, ref) for ref in refs]
         if not wanted:
