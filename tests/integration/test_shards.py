@@ -119,10 +119,10 @@ def test_forget_wipes_the_user_on_every_shard(services: None, tmp_path: Path) ->
         now = datetime.now(UTC)
         turn = Turn(turn_id="t1", role="user", content="I live in Porto.", timestamp=now)
         assert orphan.add(held, "s1", [turn], [[0.1] * 384], "test-model", now) == 1
-        assert len(orphan.episodes(held)) == 1
+        assert len(orphan.episode_refs(held)) == 1
         report = json.loads(memq("forget", "--user", user, "--json", env=env).stdout)
         assert report["chroma"] >= 1, report
-        assert orphan.episodes(held) == []
+        assert orphan.episode_refs(held) == []
     finally:
         subprocess.run([*script, "down", "chroma"], env=second, check=False,
                        stdout=subprocess.DEVNULL)
