@@ -10,8 +10,8 @@ Deleting is not erasing. Each store keeps what it deleted on disk for a while:
   (Neo4jLauncher: retention false, 1 MiB files, a checkpoint a minute), so a filler as large
   as a file pushes the forget into a prunable one (:meth:`Neo4jGraph.push_log`).
 - **Chroma** is never sent a user's words (its records hold ids, times, a role and vectors:
-  pipeline/adapters/chroma.py says why). Records written by a build before that may still
-  hold them, in its SQLite log until it persists the collection's index and in free pages
+  pipeline/adapters/chroma_records.py says why). Records written by a build before that may
+  still hold them, in its SQLite log until it persists the collection's index and in free pages
   after: :func:`chroma_log.scrub` blanks deleted records' log rows and rebuilds the file,
   where the workers can reach it (``MEMQ_CHROMA_PATH``).
 

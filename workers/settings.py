@@ -254,7 +254,7 @@ class Settings(BaseSettings):
     beat_capacity: str = "45 4 * * *"
     beat_relocate: str = "15 5 * * *"
     """relocate: small own Chroma collections into their shard, large shard parts into own
-    collections (pipeline/adapters/chroma.py), daily"""
+    collections (pipeline/adapters/chroma_moves.py), daily"""
     fanout_chunk: int = 200
     """users per lifecycle fan-out message"""
 

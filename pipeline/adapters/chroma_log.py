@@ -17,7 +17,7 @@ records). An index on ``(topic, seq_id)`` turns both into range lookups: 20-22 m
 It only adds an index: Chroma's rows, its migrations (checked by file hash) and its
 durability are untouched, and ``IF NOT EXISTS`` makes it safe to run at every start. Build it
 while Chroma is stopped when the log is large (the build holds SQLite's write lock); on a new
-store it takes milliseconds. Since the shared layout (pipeline/adapters/chroma.py: few
+store it takes milliseconds. Since the shared layout (pipeline/adapters/chroma_layout.py: few
 collections, persisted every 20 or 100 records) the log stays short without it, and memq no
 longer builds it by default: ``MEMQ_CHROMA_LOG_INDEX=on scripts/services up`` or
 ``memq chroma-index PATH`` for a store written by a release of a collection per user, until

@@ -277,7 +277,7 @@ def test_compose_memq_services() -> None:
     assert services["beat"]["deploy"]["replicas"] == 1
     assert "8080:8080" in services["api"]["ports"][0]
     # Chroma's store is Chroma's: no memq service mounts its volume (memq's layout keeps its
-    # write log short through collection settings, pipeline/adapters/chroma.py)
+    # write log short through collection settings, pipeline/adapters/chroma_layout.py)
     chroma_volume = services["chroma"]["volumes"][0].split(":")[0]
     for name, s in memq.items():
         assert not any(v.startswith(f"{chroma_volume}:") for v in s.get("volumes", [])), name
