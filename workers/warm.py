@@ -10,6 +10,16 @@ extractor, the configured embedder, the real Neo4j inside one rolled-back transa
 (``Neo4jGraph.rehearsal``: nothing is kept, no user id is taken) and the in-memory index
 for Chroma's part, several rounds so that the JIT sees each statement more than once.
 ``MEMQ_WARM=off`` skips it.
+
+A process that reads (``memq serve``, ``memq mcp``, ``Client(warm=True)``) warms the read
+path instead (``warm_reads``): one search, then ``plan_reads``. Neo4j keeps a plan per
+statement *and per size of each string or list parameter, by bucket* (1, 2-10, 11-100,
+101-1000, ...: measured on Neo4j 5.26), so one search on one user warms only the users whose
+ids are about as long as its own and the queries about as long as its query: the first search
+of ``acme:u42`` (8 characters) after a warm-up on an 18-character id planned ``search_text``
+again (0.5-1.0 s on 2 busy cores), so did a long question, and a user's first hits their
+``get_memories`` (0.15 s). ``plan_reads`` runs the search's statements once per bucket a
+request can bring, on ids that are no user's.
 """
 
 from __future__ import annotations
@@ -17,16 +27,20 @@ from __future__ import annotations
 import os
 import time
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import structlog
 
-from memq.pipeline import service
+from memq.pipeline import recall, service
 from memq.pipeline.merge import OfflineJudge
 from memq.pipeline.policy import Thresholds
 from memq.pipeline.predicates import Predicates
 from memq.pipeline.rules import RuleExtractor
 from memq.pipeline.testing import InMemoryIndex
 from memq.schemas import ExtractedBatch, Turn
+
+if TYPE_CHECKING:
+    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
 
 log = structlog.get_logger(__name__)
 USER = "memq-warm-up"  # never committed: every statement is rolled back (with the pid: no
@@ -93,8 +107,9 @@ def warm(where: str) -> None:
 def warm_reads(where: str, *, force: bool = False) -> None:
     """The read path once, for a process that will search (``memq serve``, ``memq mcp``, a
     ``Client(warm=True)``): the embedding model loaded, Neo4j's and Chroma's connections and
-    Neo4j's plans of search, on a user that has nothing (read-only). Unless ``MEMQ_WARM=off``
-    (``force``: asked for by the caller, so done anyway); a failure is logged."""
+    Neo4j's plans of search for every size of id and query (``plan_reads``), on ids that have
+    nothing (read-only). Unless ``MEMQ_WARM=off`` (``force``: asked for by the caller, so done
+    anyway); a failure is logged."""
     from memq.workers import wiring  # noqa: PLC0415
     from memq.workers.lifecycle import search  # noqa: PLC0415
 
@@ -103,9 +118,57 @@ def warm_reads(where: str, *, force: bool = False) -> None:
     started = time.perf_counter()
     try:
         search(f"{USER}-reads", "where does the user live now?", 10, datetime.now(UTC))
+        searched = time.perf_counter()
+        planned = sum(plan_reads(graph) for graph in wiring.graphs())
     except Exception as exc:  # noqa: BLE001  (any failure: serve cold, say why)
         log.warning("read warm-up failed; serving cold", where=where,
                     error=type(exc).__name__)
         return
     log.info("warmed up", where=where, path="read",
-             seconds=round(time.perf_counter() - started, 3))
+             seconds=round(time.perf_counter() - started, 3),
+             search_s=round(searched - started, 3), statements=planned)
+
+
+# The sizes a read's parameters come in, one of each of Neo4j's buckets (see the module's
+# docstring): a stores id (``<tenant>:<user>``, 3 to 128 characters), a Lucene query (its user
+# key and field are 43-47 characters, then up to recall.MAX_TERMS words), a list of ids (a
+# search's memories to read, at most recall.POOL; a context block's turns).
+ID_SIZES = (8, 18, 110)
+QUERY_SIZES = (60, 450)
+LIST_SIZES = (1, 5, 50)
+
+
+def shapes() -> list[tuple[str, str]]:
+    """(stores id, query text) pairs: each size of ``ID_SIZES`` with a query whose Lucene
+    queries (over memories and over turns) fall in each bucket of ``QUERY_SIZES``. The ids have
+    no ``:``, so they are no tenant's user; the words are one made-up word."""
+    out = []
+    for size in ID_SIZES:
+        user = (USER + "-" + "r" * size)[:size]
+        for target in QUERY_SIZES:
+            words = ["warmword"]
+            while len(recall.lucene_query(user, " ".join(words), field="content") or "") \
+                    < target:
+                words.append("warmword")
+            out.append((user, " ".join(words)))
+    return out
+
+
+def plan_reads(graph: Neo4jGraph) -> int:
+    """Every read statement of search and of the context block, once in each size bucket of
+    its parameters (``shapes``, ``LIST_SIZES``), on ids no user has: read-only, nothing is
+    found. A bucket already planned costs a few milliseconds. Returns the statements run."""
+    ran = 0
+    for user, query in shapes():
+        graph.search_text(user, query, recall.POOL)
+        ran += 1
+    for size in ID_SIZES:
+        user = (USER + "-" + "r" * size)[:size]
+        graph.changed(user)  # a question of question words only: no BM25
+        ran += 1
+        for n in LIST_SIZES:
+            ids = [f"memq-warm-up-{i}" for i in range(n)]
+            graph.get(user, ids)
+            graph.turns_before(user, ids)
+            ran += 2
+    return ran

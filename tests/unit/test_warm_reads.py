@@ -1,0 +1,76 @@
+"""The read warm-up's shapes (workers/warm.py ``plan_reads``): Neo4j plans a statement once per
+size bucket of each string and list parameter (1, 2-10, 11-100, 101-1000, ...), so the warm-up
+runs each read statement of search and of the context block once in every bucket a request
+can bring, on ids no user has."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memq.pipeline import recall
+from memq.workers import warm
+from memq.workers.auth import tenant_user
+
+
+def bucket(size: int) -> int:
+    """Neo4j 5's size bucket of a string or list parameter: 1, 2-10, 11-100, 101-1000, ..."""
+    return 0 if size <= 1 else len(str(size - 1))
+
+
+# every length a stores id can have: "<tenant>:<user>", 3 to 128 characters
+ID_BUCKETS = {bucket(n) for n in range(3, 129)}
+# a Lucene query of a question with words: its user key and field, then up to MAX_TERMS words
+# (a query of 1000 characters or more needs words of 15 letters on average: not warmed)
+QUERY_BUCKETS = {bucket(len(recall.lucene_query("acme:u42", text) or ""))
+                 for text in ("tea", " ".join(["production"] * recall.MAX_TERMS))}
+
+
+class Recorder:
+    """The read statements plan_reads runs, with the sizes of their parameters."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def search_text(self, user_id: str, query: str, k: int) -> Any:
+        memory_query = recall.lucene_query(user_id, query, field="content") or ""
+        episode_query = recall.lucene_query(user_id, query) or ""
+        assert bucket(len(memory_query)) == bucket(len(episode_query))  # one plan, not two
+        self.calls.append(("search_text", user_id, len(episode_query)))
+        return [], [], None
+
+    def changed(self, user_id: str) -> Any:
+        self.calls.append(("superseded_sources", user_id, 0))
+
+    def get(self, user_id: str, memory_ids: Sequence[str]) -> list[Any]:
+        self.calls.append(("get_memories", user_id, len(memory_ids)))
+        return []
+
+    def turns_before(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Any]:
+        self.calls.append(("turns_before", user_id, len(episode_ids)))
+        return {}
+
+
+def test_every_read_statement_is_planned_in_every_bucket_a_request_can_bring() -> None:
+    graph = Recorder()
+    ran = warm.plan_reads(graph)  # type: ignore[arg-type]
+    assert ran == len(graph.calls)
+    shapes = {(name, bucket(len(user)), bucket(size)) for name, user, size in graph.calls}
+    assert {(u, q) for name, u, q in shapes if name == "search_text"} == {
+        (u, q) for u in ID_BUCKETS for q in QUERY_BUCKETS}
+    assert {u for name, u, _ in shapes if name == "superseded_sources"} == ID_BUCKETS
+    # a search reads up to POOL memories by id; a context block the turns before its hits
+    lists = {bucket(n) for n in range(1, recall.POOL + 1)}
+    for name in ("get_memories", "turns_before"):
+        assert {(u, n) for s, u, n in shapes if s == name} == {
+            (u, n) for u in ID_BUCKETS for n in lists}
+
+
+def test_the_warm_up_ids_are_no_users() -> None:
+    """The stores see ``<tenant>:<user>`` for every user, whichever door it came in by; the
+    warm-up's ids have no ``:``, so no key, Client or CLI can name them."""
+    graph = Recorder()
+    warm.plan_reads(graph)  # type: ignore[arg-type]
+    users = {user for _, user, _ in graph.calls}
+    assert users and not any(":" in user for user in users)
+    assert all(":" in tenant_user("local", user) for user in ("u42", "x" * 100))
