@@ -446,7 +446,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415
 
-    from memq.workers.http import create_app  # noqa: PLC0415
+    from memq.workers.http import create_app, warm_reads_in_background  # noqa: PLC0415
 
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: a port is 1-65535")
@@ -463,13 +463,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tenant=s.tenant if s.auth == "off" else None, redis=mask_url(s.redis_url),
         neo4j=[mask_url(u) for u in s.graph_uris()],
         chroma=[f"{h}:{p}" for h, p in s.chroma_addresses()], docs="/docs", console="/ui/")
-    import threading  # noqa: PLC0415
-
-    from memq.workers.warm import warm_reads  # noqa: PLC0415
-
-    # the first search finds the model loaded and the stores connected (MEMQ_WARM=off: not)
-    threading.Thread(target=warm_reads, args=("memq serve",), name="memq-warm",
-                     daemon=True).start()
+    # the first search finds the model loaded, the stores connected and Neo4j's plans made
+    # (MEMQ_WARM=off: not); /readyz?path=read says ready once it is over
+    warm_reads_in_background(app)
     # uvicorn's own lines stay at warnings: its access line carries the query string
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0

@@ -569,6 +569,8 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    # set while the read path warms (warm_reads_in_background): not ready for reads yet
+    app.state.warming = threading.Event()
     probed: list[tuple[float, str, list[Any]]] = []
     probing = threading.Lock()
 
@@ -592,7 +594,9 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
         answer too. With shards (a cluster's primaries, store shards) a kind is ready while
         any of its shards answers: one that is down stops only its users, and taking the API
         out of rotation would stop everyone's; ``degraded`` says some check failed. The
-        checks' details are for an admin key (or MEMQ_AUTH=off)."""
+        checks' details are for an admin key (or MEMQ_AUTH=off). While the server warms its
+        read path after it starts (the model, Neo4j's plans), ``path=read`` is 503 with
+        ``"warming": true``: a search meanwhile would pay for the warm-up."""
         checked_at, checks = _checks()
 
         def up(kind: str) -> bool:
@@ -601,10 +605,14 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
 
         write = up("redis") and up("redis-state")
         read = write and up("neo4j") and up("chroma")
-        response.status_code = 200 if (read if path == "read" else write) else 503
-        out: dict[str, Any] = {"ready": read if path == "read" else write, "write": write,
+        warming = app.state.warming.is_set()
+        ready = (read and not warming) if path == "read" else write
+        response.status_code = 200 if ready else 503
+        out: dict[str, Any] = {"ready": ready, "write": write,
                                "read": read, "degraded": not all(c.ok for c in checks),
                                "checked_at": checked_at}
+        if warming:
+            out["warming"] = True
         admin = not auth_on
         if auth_on and creds is not None and write:
             key = wiring.keys().verify(creds.credentials)
@@ -631,6 +639,26 @@ def create_app() -> FastAPI:  # noqa: PLR0915  (the routes, in one place)
     app.add_middleware(BoundedBody, max_bytes=settings.max_body_bytes,
                        max_depth=settings.max_json_depth)
     return app
+
+
+def warm_reads_in_background(app: FastAPI, where: str = "memq serve") -> threading.Thread:
+    """The read path warmed (``workers.warm.warm_reads``: the model, the stores' connections,
+    Neo4j's plans) beside the first requests; until it is over (done, failed, or skipped by
+    MEMQ_WARM=off), ``/readyz?path=read`` answers 503 with ``"warming": true``."""
+    from memq.workers.warm import warm_reads  # noqa: PLC0415
+
+    warming: threading.Event = app.state.warming
+    warming.set()
+
+    def run() -> None:
+        try:
+            warm_reads(where)
+        finally:
+            warming.clear()
+
+    thread = threading.Thread(target=run, name="memq-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 DOCS_ASSETS = "/docs-assets"

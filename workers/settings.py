@@ -201,7 +201,10 @@ class Settings(BaseSettings):
     warm: bool = True
     """each worker process rehearses the write path on a sample when it starts
     (workers/warm.py: Neo4j's plans and JIT, the embedding model), in one rolled-back
-    transaction"""
+    transaction; `memq serve` and `memq mcp` warm the read path (the model, the stores'
+    connections, Neo4j's plans of search for every size of user id and query, on ids that are
+    no user's), and `memq serve` answers `/readyz?path=read` with 503 until that is over
+    (`memq up` waits for it)"""
     coalesce_max: int = 50
     """batches of one user planned together; rounds before a drain yields its worker to other
     users"""

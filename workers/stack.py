@@ -109,8 +109,9 @@ def components(cfg: Config) -> dict[str, Component]:
         # the lifecycle jobs' scheduler (decay, expiry, consolidation): exactly one per stack
         Component("beat", h / "beat.pid", r"memq\.workers\.(cli|app) (.* )?beat\b",
                   logs / "beat.log", 0, 10, 60),
+        # start_s: up to its read warm-up's end (the model, Neo4j's plans; ~25 s on 2 busy cores)
         Component("server", h / "server.pid", r"memq\.workers\.cli serve\b",
-                  logs / "server.log", cfg.api_port, 10, 60))}
+                  logs / "server.log", cfg.api_port, 10, 120))}
 
 
 # --- command lines and files (pure) ----------------------------------------------------------
@@ -206,15 +207,22 @@ def answers(cfg: Config, c: Component) -> bool:
     if c.name == "chroma":
         return procs.http_ok(f"http://127.0.0.1:{c.port}/api/v2/heartbeat")
     if c.name == "server":
-        pid = c.owned()
-        port = c.port if pid is None else server_port(pid, c.port)
-        return procs.http_ok(f"http://127.0.0.1:{port}/healthz")
+        return procs.http_ok(f"{_server_url(c)}/healthz")
     return c.owned() is not None  # the worker, beat: alive (the worker's readiness: its log)
+
+
+def _server_url(c: Component) -> str:
+    pid = c.owned()
+    return f"http://127.0.0.1:{c.port if pid is None else server_port(pid, c.port)}"
 
 
 def ready(cfg: Config, c: Component) -> bool:
     """Ready to be used, as ``up`` waits for it: Neo4j once its launcher printed its ready line
-    (Bolt accepts TCP a little earlier), the worker once Celery says it is ready."""
+    (Bolt accepts TCP a little earlier), the worker once Celery says it is ready, the server
+    once it is ready for reads (the stores answer, and its warm-up is over: the first search
+    after ``memq up`` is not the one that loads the model and has Neo4j plan)."""
+    if c.name == "server":
+        return answers(cfg, c) and procs.http_ok(f"{_server_url(c)}/readyz?path=read")
     if c.name == "neo4j":
         return any(line.startswith("neo4j ready") for line in procs.tail(c.log, 400)) \
             and answers(cfg, c)
@@ -315,6 +323,8 @@ def _wait(cfg: Config, c: Component, child: subprocess.Popen[bytes] | None) -> b
             return False
         time.sleep(0.5)
     what = f"not answering on 127.0.0.1:{c.port}" if c.port else "not ready"
+    if c.name == "server" and answers(cfg, c):  # up, but its read warm-up or a store is not
+        what = f"not ready for reads on 127.0.0.1:{c.port} (/readyz?path=read)"
     _fail(c.name, f"{what} after {c.start_s:g} s", c.log)
     return False
 

@@ -1,15 +1,20 @@
 """The read warm-up's shapes (workers/warm.py ``plan_reads``): Neo4j plans a statement once per
 size bucket of each string and list parameter (1, 2-10, 11-100, 101-1000, ...), so the warm-up
 runs each read statement of search and of the context block once in every bucket a request
-can bring, on ids no user has."""
+can bring, on ids no user has; and ``memq serve`` is not ready for reads until it is done
+(workers/http.py ``/readyz?path=read``, workers/stack.py: what ``memq up`` waits for)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memq.pipeline import recall
-from memq.workers import warm
+from memq.workers import stack, warm
 from memq.workers.auth import tenant_user
 
 
@@ -74,3 +79,78 @@ def test_the_warm_up_ids_are_no_users() -> None:
     users = {user for _, user, _ in graph.calls}
     assert users and not any(":" in user for user in users)
     assert all(":" in tenant_user("local", user) for user in ("u42", "x" * 100))
+
+
+def test_reads_are_not_ready_while_the_server_warms(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from memq.workers import http, ops, wiring
+
+    monkeypatch.setenv("MEMQ_AUTH", "off")
+    monkeypatch.setenv("MEMQ_WARM", "on")
+    wiring.settings.cache_clear()
+    checks = [ops.Check(name, True, "ok", 1.0) for name in ("redis", "neo4j", "chroma")]
+    monkeypatch.setattr(ops, "doctor", lambda *a, **kw: checks)
+    release, entered = threading.Event(), threading.Event()
+
+    def slow_warm_up(where: str) -> None:
+        entered.set()
+        release.wait(30)
+
+    monkeypatch.setattr(warm, "warm_reads", slow_warm_up)
+    try:
+        app = http.create_app()
+        client = TestClient(app)
+        assert client.get("/readyz", params={"path": "read"}).status_code == 200  # no warm-up
+        thread = http.warm_reads_in_background(app)
+        assert entered.wait(30)
+        reads = client.get("/readyz", params={"path": "read"})
+        assert reads.status_code == 503
+        assert reads.json()["warming"] is True and reads.json()["read"] is True
+        writes = client.get("/readyz")  # enqueue needs nothing warm
+        assert writes.status_code == 200 and writes.json()["warming"] is True
+        release.set()
+        thread.join(30)
+        reads = client.get("/readyz", params={"path": "read"})
+        assert reads.status_code == 200 and "warming" not in reads.json()
+    finally:
+        release.set()
+        wiring.settings.cache_clear()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_failed_warm_up_does_not_keep_the_server_unready(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi import FastAPI
+
+    from memq.workers import http
+
+    def broken(where: str) -> None:  # warm_reads logs its failures; this one even raises
+        raise RuntimeError("neo4j went away")
+
+    monkeypatch.setattr(warm, "warm_reads", broken)
+    app = FastAPI()
+    app.state.warming = threading.Event()
+    thread = http.warm_reads_in_background(app)
+    thread.join(30)
+    assert not app.state.warming.is_set()
+
+
+def test_memq_up_waits_for_the_server_to_be_ready_for_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = stack.Config(home=tmp_path / "home", cache=tmp_path / "cache", redis_port=36379,
+                       neo4j_port=37687, chroma_port=38000, api_port=38080)
+    server = stack.components(cfg)["server"]
+    asked: list[str] = []
+    warming = [True]
+
+    def http_ok(url: str, timeout: float = 3.0) -> bool:
+        asked.append(url)
+        return not (url.endswith("/readyz?path=read") and warming[0])
+
+    monkeypatch.setattr(stack.procs, "http_ok", http_ok)
+    assert stack.answers(cfg, server)  # it answers (status says up) ...
+    assert not stack.ready(cfg, server)  # ... but up waits until reads are warm
+    warming[0] = False
+    assert stack.ready(cfg, server)
+    assert "http://127.0.0.1:38080/readyz?path=read" in asked

@@ -52,7 +52,9 @@ export interface paths {
          *     answer too. With shards (a cluster's primaries, store shards) a kind is ready while
          *     any of its shards answers: one that is down stops only its users, and taking the API
          *     out of rotation would stop everyone's; ``degraded`` says some check failed. The
-         *     checks' details are for an admin key (or MEMQ_AUTH=off).
+         *     checks' details are for an admin key (or MEMQ_AUTH=off). While the server warms its
+         *     read path after it starts (the model, Neo4j's plans), ``path=read`` is 503 with
+         *     ``"warming": true``: a search meanwhile would pay for the warm-up.
          */
         get: operations["readyz_readyz_get"];
         put?: never;
