@@ -14,12 +14,11 @@ for Chroma's part, several rounds so that the JIT sees each statement more than 
 A process that reads (``memq serve``, ``memq mcp``, ``Client(warm=True)``) warms the read
 path instead (``warm_reads``): one search, then ``plan_reads``. Neo4j keeps a plan per
 statement *and per size of each string or list parameter, by bucket* (1, 2-10, 11-100,
-101-1000, ...: measured on Neo4j 5.26), so one search on one user warms only the users whose
-ids are about as long as its own and the queries about as long as its query: the first search
-of ``acme:u42`` (8 characters) after a warm-up on an 18-character id planned ``search_text``
-again (0.5-1.0 s on 2 busy cores), so did a long question, and a user's first hits their
-``get_memories`` (0.15 s). ``plan_reads`` runs the search's statements once per bucket a
-request can bring, on ids that are no user's.
+101-1000, ...), so one search on one user warms only the users whose ids are about as long
+as its own and the queries about as long as its query: a short id's first search, a long
+question, a user's first memories each planned their statement again, a cost far above a
+search's (scripts/results/2026-12-07-first-call.md). ``plan_reads`` runs the search's
+statements once per bucket a request can bring, on ids that are no user's.
 """
 
 from __future__ import annotations
@@ -169,6 +168,7 @@ def plan_reads(graph: Neo4jGraph) -> int:
         for n in LIST_SIZES:
             ids = [f"memq-warm-up-{i}" for i in range(n)]
             graph.get(user, ids)
+            graph.turns(user, ids)  # the words of the turns dense search found
             graph.turns_before(user, ids)
-            ran += 2
+            ran += 3
     return ran

@@ -51,6 +51,10 @@ class Recorder:
         self.calls.append(("get_memories", user_id, len(memory_ids)))
         return []
 
+    def turns(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Any]:
+        self.calls.append(("episodes_by_ref", user_id, len(episode_ids)))
+        return {}
+
     def turns_before(self, user_id: str, episode_ids: Sequence[str]) -> dict[str, Any]:
         self.calls.append(("turns_before", user_id, len(episode_ids)))
         return {}
@@ -64,9 +68,10 @@ def test_every_read_statement_is_planned_in_every_bucket_a_request_can_bring() -
     assert {(u, q) for name, u, q in shapes if name == "search_text"} == {
         (u, q) for u in ID_BUCKETS for q in QUERY_BUCKETS}
     assert {u for name, u, _ in shapes if name == "superseded_sources"} == ID_BUCKETS
-    # a search reads up to POOL memories by id; a context block the turns before its hits
+    # a search reads up to POOL memories by id and the words of up to POOL turns; a context
+    # block the turns before its hits
     lists = {bucket(n) for n in range(1, recall.POOL + 1)}
-    for name in ("get_memories", "turns_before"):
+    for name in ("get_memories", "episodes_by_ref", "turns_before"):
         assert {(u, n) for s, u, n in shapes if s == name} == {
             (u, n) for u in ID_BUCKETS for n in lists}
 

@@ -209,6 +209,9 @@ class Neo4jGraph:
             connection_acquisition_timeout=ACQUIRE_TIMEOUT_S)
         self._database = database
         self._schema_ready = False
+        # one schema setup at a time in this process: two threads' at once (a request and the
+        # warm-up) deadlocked each other in Neo4j (DeadlockDetected)
+        self._schema_lock = threading.Lock()
         self._local = threading.local()  # .rehearsal: this thread's rolled-back transaction
 
     def close(self) -> None:
@@ -220,6 +223,11 @@ class Neo4jGraph:
     def ensure_schema(self) -> None:
         if self._schema_ready:
             return
+        with self._schema_lock:
+            if not self._schema_ready:
+                self._create_schema()
+
+    def _create_schema(self) -> None:
         with _transient(), self._session() as session:
             body = "\n".join(
                 line for line in cypher("schema").splitlines() if not line.startswith("//")
