@@ -129,8 +129,9 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
 
     Only the user's own turns and memories are sources: a named person's (multi-party chat)
     would be summarised as the user's ("The user got a new Ferrari." of Calvin's), and their
-    turns, embedded with name and date, cluster at 0.8 by greeting alone (LoCoMo dev: 151
-    derived memories of five conversations, 8 % of them supported by an observation)."""
+    turns, embedded with name and date, cluster at 0.8 by greeting alone (on LoCoMo dev few
+    of the memories so derived were supported by an observation; figures:
+    scripts/results/2026-12-07-figures-from-comments.md)."""
     mems = {m.id: (m, v) for m, v in memories if m.consolidated_into is None and m.is_current
             and all(t.subject == "user" for t in m.triples)}
     eps = {e.id: e for e in episodes if e.speaker is None}

