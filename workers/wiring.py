@@ -243,10 +243,10 @@ def ports_for(user_id: str) -> Ports:
 def one_blas_thread() -> None:
     """numpy's BLAS on one thread in this process. memq's matrix products are small (a drain
     round's 25 x 384 vectors against a user's 300); OpenBLAS's second thread spun after each
-    one: 21.9 ms of CPU for a product that takes 0.34 ms on one thread, and a core taken from
-    Neo4j and Chroma. LoCoMo dev, bench compare at 0 ms (one user, one worker, two A/B pairs):
-    the workers' CPU 11.4 -> 9.5 and 12.5 -> 10.4 ms per turn, all processes 15.0 -> 12.5 and
-    15.9 -> 13.4. Workers and ``memq serve`` call it; an agent's own process is left alone."""
+    one, costing many times the product's own CPU and a core taken from Neo4j and Chroma; one
+    thread lowered the workers' CPU a turn (figures:
+    scripts/results/2026-12-07-figures-from-comments.md). Workers and ``memq serve``
+    call it; an agent's own process is left alone."""
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     threadpool_limits(limits=1, user_api="blas")
