@@ -815,6 +815,15 @@ def bench_memory(args: argparse.Namespace) -> None:
     memory_bench.run(args, _ingest)
 
 
+def bench_fusion(args: argparse.Namespace) -> None:
+    """The fusion's lexical share swept on stored signals (scripts/memory_bench.py: sweep)."""
+    os.environ.setdefault("MEMQ_REDIS_DB", "10")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import memory_bench
+
+    memory_bench.sweep(args)
+
+
 def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs, in order)
     """memq's delivery bookkeeping against Redis Streams with a consumer group, on a scratch
     redis-server of its own (never the services'): N deliveries enqueued as an agent does
@@ -1092,6 +1101,13 @@ def main() -> None:  # noqa: PLR0915  (a table of benchmarks)
     p.add_argument("--out", default=os.path.join(bench_dir, "memory.json"))
     p.add_argument("--png", default=os.path.join(bench_dir, "memory.png"))
     p.set_defaults(fn=bench_memory)
+    p = sub.add_parser("fusion", help="the fusion's BM25 share swept on the stores a `bench "
+                       "memory` run left (same MEMQ_HOME and ports): each question asked once")
+    p.add_argument("--dataset", required=True, help="the file that run ingested")
+    p.add_argument("--lexical", default="0.3,0.4,0.5,0.6,0.7,0.8",
+                   help="BM25 shares to try (recall.Weights.lexical)")
+    p.add_argument("--out", default=os.path.join(bench_dir, "fusion.json"))
+    p.set_defaults(fn=bench_fusion)
     p = sub.add_parser("chroma-log", help="Chroma's CPU per write as users grow, with and "
                        "without memq's index on its write log")
     p.add_argument("--users", default="0,40,120,240")

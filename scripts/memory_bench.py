@@ -457,3 +457,47 @@ def _png(report: dict[str, Any], systems: Sequence[str], path: str) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     print(f"chart: {path}")
+
+
+def sweep(args: Any) -> dict[str, Any]:
+    """``scripts/bench fusion``: each question of ``--dataset`` asked once of the stores an
+    earlier ``bench memory`` run left (same MEMQ_HOME and ports), its candidates kept, then
+    fused again with each ``--lexical`` share (``recall.Weights.lexical``): what the weight
+    alone changes, the signals held fixed."""
+    from dataclasses import replace
+
+    from memq.pipeline import recall
+    from memq.workers.lifecycle import search
+
+    fmt, convs = load(args.dataset)
+    fuse, kept = recall.fuse_explained, []
+
+    def keep(*a: Any, **kw: Any) -> Any:
+        kept.append((a, kw))
+        return fuse(*a, **kw)
+
+    now, k_max = datetime.now(UTC), max(KS)
+    asked: list[tuple[tuple[Any, ...], dict[str, Any], list[str]]] = []
+    recall.fuse_explained = keep  # type: ignore[assignment]  (search reaches it through recall)
+    try:
+        for conv in convs:
+            for q in conv.questions:
+                if q.gold:
+                    kept.clear()
+                    search(conv.user_id, q.text, k_max, q.at(now))
+                    asked.append((*kept[-1], q.gold))
+    finally:
+        recall.fuse_explained = fuse  # type: ignore[assignment]
+    rows = []
+    for share in (float(x) for x in args.lexical.split(",")):
+        weights = replace(recall.Weights(), lexical=share)
+        fused = [[h for h, _ in fuse(*a, **{**kw, "weights": weights})] for a, kw, _ in asked]
+        row = {"lexical": share, **{f"R@{k}": _mean([recall_at(hits, gold, k) for hits, (
+            *_, gold) in zip(fused, asked, strict=True)]) for k in KS}}
+        rows.append(row)
+        print(f"{fmt} lexical={share:.2f} " + " ".join(
+            f"R@{k} {row[f'R@{k}']:.3f}" for k in KS), flush=True)
+    report = {"dataset": args.dataset, "questions": len(asked), "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1))
+    return report
