@@ -196,10 +196,24 @@ def _parse_day(text: str | None, field: str) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC) + timedelta(days=1, seconds=-1)
 
 
-def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
-    """The console's routes and its static files, on the API's app."""
+def mount(app: FastAPI) -> None:
+    """The console's routes and its static files, on the API's app: one function a page."""
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
     router = APIRouter(prefix="/ui", include_in_schema=False)
+    _error_pages(app)
+
+    @app.get("/ui", include_in_schema=False)
+    def _ui() -> Response:
+        return RedirectResponse("/ui/", status_code=307)
+
+    for view_routes in (_view_sign_in, _view_home, _view_memories, _view_turns, _view_timeline,
+                        _view_why, _view_audit, _view_forget, _view_ops):
+        view_routes(router)
+    app.include_router(router)
+
+
+def _error_pages(app: FastAPI) -> None:
+    """A console page that is refused: to the sign-in page, or the error as a page."""
 
     @app.exception_handler(_SignIn)
     async def _to_sign_in(request: Request, _: Exception) -> Response:
@@ -218,9 +232,9 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         page.headers.update(exc.headers or {})  # e.g. a 429's Retry-After
         return page
 
-    @app.get("/ui", include_in_schema=False)
-    def _ui() -> Response:
-        return RedirectResponse("/ui/", status_code=307)
+
+def _view_sign_in(router: APIRouter) -> None:
+    """The sign-in page, signing in (a session cookie) and out."""
 
     @router.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, next: str = "/ui/") -> HTMLResponse:
@@ -261,6 +275,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         response.delete_cookie(COOKIE, path="/ui")
         return response
 
+
+def _view_home(router: APIRouter) -> None:
+    """The console's first page: the tenant's users, or the one asked for."""
+
     @router.get("/", response_class=HTMLResponse)
     def home(request: Request, user: str | None = None) -> Response:
         viewer = _viewer(request)
@@ -270,6 +288,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         mine = [u for u in (viewer.sees(i) for i in wiring.all_users()) if u]
         return _page(request, "home.html", viewer, users=mine[:USERS_SHOWN],
                      more=max(0, len(mine) - USERS_SHOWN))
+
+
+def _view_memories(router: APIRouter) -> None:
+    """1. Memories: by person and kind, with their statuses counted."""
 
     @router.get("/users/{user_id}", response_class=HTMLResponse)
     def memories(request: Request, user_id: str,
@@ -289,6 +311,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
                           counts=counts, shown=shown, statuses=view.STATUS_ORDER,
                           total=len(found))
 
+
+def _view_turns(router: APIRouter) -> None:
+    """The source turns of a memory."""
+
     @router.get("/users/{user_id}/turns", response_class=HTMLResponse)
     def turns(request: Request, user_id: str,
               ref: Annotated[list[str] | None, Query(max_length=200)] = None,
@@ -299,6 +325,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         missing = sorted(set(ref) - {h.source_turn_ids[0] for h in found})
         return _user_page(request, "turns.html", viewer, user_id, turns=found,
                           missing=missing, memory=memory)
+
+
+def _view_timeline(router: APIRouter) -> None:
+    """2. Timeline: per slot, the values over valid time; ``as of`` a date."""
 
     @router.get("/users/{user_id}/timeline", response_class=HTMLResponse)
     def timeline(request: Request, user_id: str, slot: str | None = None,
@@ -320,6 +350,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         return _user_page(request, "timeline.html", viewer, user_id, drawn=drawn,
                           slots=every, slot=slot, as_of=as_of or "", at=at, width=TIMELINE_W)
 
+
+def _view_why(router: APIRouter) -> None:
+    """3. Why this answer: a query's ranked hits, their signals, the context block."""
+
     @router.get("/users/{user_id}/why", response_class=HTMLResponse)
     def why(request: Request, user_id: str, q: str | None = None,
             k: int = Query(default=10, ge=1, le=50),
@@ -338,6 +372,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         return _user_page(request, "why.html", viewer, user_id, q=q or "", k=k,
                           max_tokens=max_tokens, hits=hits, block=block, top=top)
 
+
+def _view_audit(router: APIRouter) -> None:
+    """4. Audit: the trail, filtered by memory and operation."""
+
     @router.get("/users/{user_id}/audit", response_class=HTMLResponse)
     def audit(request: Request, user_id: str, memory: str | None = None,
               operation: str | None = None) -> HTMLResponse:
@@ -349,6 +387,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         return _user_page(request, "audit.html", viewer, user_id, entries=entries,
                           memory=memory or "", operation=operation or "",
                           operations=OPERATIONS, may_forget=viewer.may("forget"))
+
+
+def _view_forget(router: APIRouter) -> None:
+    """4. Forget: a memory, or the user, after a confirmation."""
 
     @router.get("/users/{user_id}/forget", response_class=HTMLResponse)
     def confirm_forget(request: Request, user_id: str, memory: str | None = None
@@ -374,6 +416,10 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
         log.info("console: forgot", memory=bool(memory), total=report.total)
         return _user_page(request, "forget.html", viewer, user_id, memory=None,
                           forgot=memory, report=report.to_json())
+
+
+def _view_ops(router: APIRouter) -> None:
+    """5. Operations: queues, dead letters (requeue), throughput and freshness."""
 
     @router.get("/ops", response_class=HTMLResponse)
     def ops(request: Request, hours: float = Query(default=1.0, gt=0, le=24)) -> HTMLResponse:
@@ -420,8 +466,6 @@ def mount(app: FastAPI) -> None:  # noqa: PLR0915  (the pages, in one place)
             raise HTTPException(404, f"no dead letter {delivery_id} with a batch")
         return RedirectResponse(f"/ui/ops?requeued={published[0].delivery_id}",
                                 status_code=303)
-
-    app.include_router(router)
 
 
 def _local(target: str) -> str:
