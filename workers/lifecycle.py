@@ -9,6 +9,7 @@ idempotent (see pipeline.jobs), so a killed run is simply run again (acks_late r
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import random
 import time
@@ -19,6 +20,7 @@ import structlog
 from celery import Task
 
 from memq.pipeline import jobs, lifecycle
+from memq.pipeline.adapters.chroma import Words
 from memq.pipeline.errors import TransientError
 from memq.pipeline.ports import Hit
 from memq.pipeline.recall import Signals
@@ -79,14 +81,19 @@ def reextract_failed(user_id: str, now: datetime) -> int:
     return sum(len(t) for t in sessions.values())
 
 
+def _words(user_id: str) -> Words:
+    """The user's turns' words by episode id, from the graph (Chroma holds none)."""
+    return functools.partial(wiring.graph_for(user_id).turns, user_id)
+
+
 def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
     """One job for one user; the caller holds the user's claim."""
     p = policy(wiring.settings())
     if job == "reembed":  # into the configured model
         target = dataclasses.replace(wiring.ports_for(user_id), embedder=wiring.embedder())
-        chroma, graph = wiring.chroma_for(user_id), wiring.graph_for(user_id)
+        chroma = wiring.chroma_for(user_id)
         return jobs.reembed(target, user_id, now, migrate=lambda u, embed, model: chroma.migrate(
-            u, embed, model, lambda ids_: graph.turns(u, ids_)))
+            u, embed, model, _words(u)))
     if job == "relocate":  # Chroma's placement of the user's records, by their size
         moved = wiring.chroma_for(user_id).relocate(user_id)
         return jobs.JobResult("relocate", user_id, moved, moved)
@@ -106,8 +113,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
                 if m.kind == Kind.EVENT and m.consolidated_into is None]
         vectors = chroma.memory_vectors(user_id, model, [m.id for m in pool])
         memories = [(m, vectors[m.id]) for m in pool if m.id in vectors]
-        episodes = chroma.unconsolidated_episodes(
-            user_id, model, lambda ids_: wiring.graph_for(user_id).turns(user_id, ids_))
+        episodes = chroma.unconsolidated_episodes(user_id, model, _words(user_id))
         result = jobs.consolidate(
             ports, user_id, now, p, memories=memories, episodes=episodes,
             mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),
