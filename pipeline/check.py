@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memq.pipeline import ids
-from memq.pipeline.ports import IndexEntry
-from memq.schemas import AuditEntry, Operation, StoredMemory
+from ..schemas import AuditEntry, Operation, StoredMemory
+from . import ids
+from .ports import IndexEntry
 
 # Times that differ by less than this are the same instant (drivers round differently).
 TOLERANCE = timedelta(milliseconds=1)

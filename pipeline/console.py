@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
 
-from memq.pipeline import lifecycle
-from memq.pipeline.lifecycle import Policy
-from memq.schemas import AuditEntry, Operation, Status, StoredMemory
+from ..schemas import AuditEntry, Operation, Status, StoredMemory
+from . import lifecycle
+from .lifecycle import Policy
 
 USER = "the user"  # the person of a memory about the user (subject "user", or none named)
 KIND_ORDER = ("profile", "fact", "preference", "event", "instruction")

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from memq.pipeline.ports import Hit
-from memq.pipeline.recall import QUERY_STOP
-from memq.pipeline.rules_en import date_notes
+from .ports import Hit
+from .recall import QUERY_STOP
+from .rules_en import date_notes
 
 CHARS_PER_TOKEN = 4
 BEFORE_TOP = 3  # the turn before is shown for the best turns only

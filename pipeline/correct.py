@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memq.pipeline import ids
-from memq.pipeline.merge import Plan, Write
-from memq.pipeline.ports import Vector
-from memq.schemas import AuditEntry, Operation, Status, StoredMemory
+from ..schemas import AuditEntry, Operation, Status, StoredMemory
+from . import ids
+from .merge import Plan, Write
+from .ports import Vector
 
 REASON = "corrected by the user"
 EXTRACTOR = "memq correct"

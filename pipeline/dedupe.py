@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from memq.pipeline.errors import ModelMismatchError
-from memq.pipeline.policy import Thresholds
+from .errors import ModelMismatchError
+from .policy import Thresholds
 
 
 class Closeness(StrEnum):

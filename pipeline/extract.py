@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memq.pipeline.ids import content_hash
-from memq.pipeline.ports import Extractor
-from memq.schemas import CandidateMemory, Turn
+from ..schemas import CandidateMemory, Turn
+from .ids import content_hash
+from .ports import Extractor
 
 
 def estimate_tokens(text: str) -> int:

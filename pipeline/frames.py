@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from memq.pipeline import tools, when
+from . import tools, when
 
 _MACRO = re.compile(r"\{(?P<role>NEW|OLD)?:?(?P<kind>[A-Z]+)\}")
 # a value of a case-sensitive kind keeps its own case in the pattern

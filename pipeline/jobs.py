@@ -17,11 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memq.pipeline import ids, lifecycle, profiles, service
-from memq.pipeline.lifecycle import Change, Policy
-from memq.pipeline.ports import EpisodeItem, Extractor
-from memq.pipeline.service import Ports
-from memq.schemas import (
+from ..schemas import (
     AuditEntry,
     CandidateMemory,
     Kind,
@@ -31,6 +27,10 @@ from memq.schemas import (
     Triple,
     Turn,
 )
+from . import ids, lifecycle, profiles, service
+from .lifecycle import Change, Policy
+from .ports import EpisodeItem, Extractor
+from .service import Ports
 
 COMMIT_CHUNK = 1000  # memories (with their audit entries) per fenced commit
 

@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from memq.pipeline import ids
-from memq.pipeline.ports import Vector
-from memq.schemas import AuditEntry, Kind, Operation, Status, StoredMemory
+from ..schemas import AuditEntry, Kind, Operation, Status, StoredMemory
+from . import ids
+from .ports import Vector
 
 DAY_S = 86_400.0
 

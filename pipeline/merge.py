@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memq.pipeline import ids
-from memq.pipeline.dedupe import Closeness, classify, cosines, unit
-from memq.pipeline.policy import Thresholds
-from memq.pipeline.ports import Decision, Judge, Judgement, Neighbor, Vector
-from memq.pipeline.predicates import Predicates
-from memq.pipeline.timeline import Action, place
-from memq.schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory, Triple
+from ..schemas import AuditEntry, CandidateMemory, Operation, Status, StoredMemory, Triple
+from . import ids
+from .dedupe import Closeness, classify, cosines, unit
+from .policy import Thresholds
+from .ports import Decision, Judge, Judgement, Neighbor, Vector
+from .predicates import Predicates
+from .timeline import Action, place
 
 
 class Prepared(BaseModel):

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal, Protocol
 
-from memq.schemas import AuditEntry, CandidateMemory, StoredMemory, Turn
+from ..schemas import AuditEntry, CandidateMemory, StoredMemory, Turn
 
 Vector = list[float]
 

@@ -26,10 +26,10 @@ from datetime import datetime
 
 import numpy as np
 
-from memq.pipeline import ids
-from memq.pipeline.lifecycle import clusters
-from memq.pipeline.ports import Vector
-from memq.schemas import Kind, StoredMemory, Triple
+from ..schemas import Kind, StoredMemory, Triple
+from . import ids
+from .lifecycle import clusters
+from .ports import Vector
 
 PREDICATE = "profile"  # a profile's triple: (person, profile, its topic: its first member's)
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -43,8 +43,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memq.pipeline.ports import Hit, Vector
-from memq.schemas import Turn
+from ..schemas import Turn
+from .ports import Hit, Vector
 
 MAX_TERMS = 64
 POOL = 50  # candidates read per signal: the list is the same for every k up to it

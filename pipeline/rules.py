@@ -43,8 +43,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from memq.pipeline import frames, rules_en, rules_zh, rules_zh_self, tools, when
-from memq.schemas import CandidateMemory, Kind, Triple, Turn
+from ..schemas import CandidateMemory, Kind, Triple, Turn
+from . import frames, rules_en, rules_zh, rules_zh_self, tools, when
 
 HEDGED_CONFIDENCE = 0.5
 MAX_OBJECT_CHARS = 80

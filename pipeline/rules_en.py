@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memq.schemas import Kind
+from ..schemas import Kind
 
 
 @dataclass(frozen=True)

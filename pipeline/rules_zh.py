@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from memq.pipeline import places, tools
-from memq.schemas import Kind
+from ..schemas import Kind
+from . import places, tools
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from memq.pipeline.rules_en import SelfStatement
-from memq.schemas import Kind
+from ..schemas import Kind
+from .rules_en import SelfStatement
 
 _DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
            "九": 9, "十": 10, "几": 3, "半": 0}

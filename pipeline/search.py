@@ -18,10 +18,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memq.pipeline import lifecycle, recall, rules_en
-from memq.pipeline.lifecycle import Policy
-from memq.pipeline.ports import Changed, Embedder, Hit, TextIndex, VectorIndex
-from memq.schemas import StoredMemory
+from ..schemas import StoredMemory
+from . import lifecycle, recall, rules_en
+from .lifecycle import Policy
+from .ports import Changed, Embedder, Hit, TextIndex, VectorIndex
 
 
 class _Done:

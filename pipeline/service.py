@@ -24,11 +24,19 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from memq.pipeline import extract as extraction
-from memq.pipeline import ids, profiles, recall
-from memq.pipeline.dedupe import require_same_model
-from memq.pipeline.errors import StaleVersion
-from memq.pipeline.merge import (
+from ..schemas import (
+    AuditEntry,
+    CandidateMemory,
+    ExtractedBatch,
+    StoredMemory,
+    Turn,
+    turn_ref,
+)
+from . import extract as extraction
+from . import ids, profiles, recall
+from .dedupe import require_same_model
+from .errors import StaleVersion
+from .merge import (
     BatchContext,
     Plan,
     Prejudged,
@@ -38,8 +46,8 @@ from memq.pipeline.merge import (
     likely_judged,
     plan_batch,
 )
-from memq.pipeline.policy import Thresholds
-from memq.pipeline.ports import (
+from .policy import Thresholds
+from .ports import (
     Embedder,
     EpisodeStore,
     Extractor,
@@ -50,15 +58,7 @@ from memq.pipeline.ports import (
     UserVersion,
     Vector,
 )
-from memq.pipeline.predicates import Predicates
-from memq.schemas import (
-    AuditEntry,
-    CandidateMemory,
-    ExtractedBatch,
-    StoredMemory,
-    Turn,
-    turn_ref,
-)
+from .predicates import Predicates
 
 T = TypeVar("T")
 

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from memq.pipeline import ids, recall
-from memq.pipeline.errors import StaleVersion
-from memq.pipeline.merge import ended_on
-from memq.pipeline.ports import Changed, Hit, PlanView, SlotHolder, UserVersion, Vector
-from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
+from ..schemas import AuditEntry, StoredMemory, Turn, turn_ref
+from . import ids, recall
+from .errors import StaleVersion
+from .merge import ended_on
+from .ports import Changed, Hit, PlanView, SlotHolder, UserVersion, Vector
 
 # Lucene's standard tokenizer (under the english analyzer): a Han character is a word of its
 # own, any other run of word characters one word

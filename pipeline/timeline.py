@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from memq.schemas import Status, StoredMemory, Triple
+from ..schemas import Status, StoredMemory, Triple
 
 
 class Action(StrEnum):

@@ -5,9 +5,9 @@ the JSON Schema); everything downstream speaks the domain models in ``memory`` a
 ``audit``.
 """
 
-from memq.schemas.audit import AuditEntry, Operation
-from memq.schemas.memory import CandidateMemory, Kind, Status, StoredMemory, Triple
-from memq.schemas.messages import (
+from .audit import AuditEntry, Operation
+from .memory import CandidateMemory, Kind, Status, StoredMemory, Triple
+from .messages import (
     MESSAGE_VERSION,
     SCHEMA_VERSION,
     ExtractedBatch,

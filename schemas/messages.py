@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from memq.schemas.memory import CandidateMemory
+from .memory import CandidateMemory
 
 SCHEMA_VERSION = "1"
 

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memq.schemas import IngestBatch, Turn
-from memq.schemas.messages import Role
+from ..schemas import IngestBatch, Turn
+from ..schemas.messages import Role
 
 if TYPE_CHECKING:
-    from memq.pipeline.ports import Hit
-    from memq.schemas import AuditEntry, StoredMemory
-    from memq.workers.forget import ForgetReport
+    from ..pipeline.ports import Hit
+    from ..schemas import AuditEntry, StoredMemory
+    from .forget import ForgetReport
 
 __all__ = ["AsyncClient", "Client", "Message", "Status", "StoresClient", "messages_to_batches"]
 T = TypeVar("T")
@@ -70,7 +70,7 @@ def messages_to_batches(user_id: str, messages: str | Sequence[Mapping[str, Any]
     """Chat messages -> the ingest contract. A message without a timestamp is dated ``now``
     plus its position in microseconds (order kept); the session defaults to the UTC day. A
     string is one message of the user's (``add("u1", "I live in Lisbon.")``)."""
-    from memq.workers.client import chunk_batches  # noqa: PLC0415
+    from .client import chunk_batches  # noqa: PLC0415
 
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
@@ -116,13 +116,13 @@ class Client:
     def __init__(self, *, tenant: str | None = None, warm: bool = False) -> None:
         self._tenant = tenant
         if warm:
-            from memq.workers.warm import warm_reads  # noqa: PLC0415
+            from .warm import warm_reads  # noqa: PLC0415
 
             warm_reads("Client", force=True)
 
     @property
     def tenant(self) -> str:
-        from memq.workers import auth, wiring  # noqa: PLC0415
+        from . import auth, wiring  # noqa: PLC0415
 
         if self._tenant is None:
             self._tenant = wiring.settings().tenant
@@ -131,13 +131,13 @@ class Client:
     def stores_id(self, user_id: str) -> str:
         """The id the stores know this client's user ``user_id`` by (``<tenant>:<id>``);
         ValueError for an id outside the alphabet or too long."""
-        from memq.workers import auth  # noqa: PLC0415
+        from . import auth  # noqa: PLC0415
 
         return auth.tenant_user(self.tenant, user_id)
 
     def caller_id(self, stored: str | None) -> str | None:
         """The caller's id of a stored user id; None when it is not this tenant's."""
-        from memq.workers import auth  # noqa: PLC0415
+        from . import auth  # noqa: PLC0415
 
         return auth.external_user(self.tenant, stored)
 
@@ -165,7 +165,7 @@ class Client:
 
     def submit(self, batches: Iterable[IngestBatch]) -> list[tuple[str, str]]:
         """``enqueue``, answering (delivery id, batch id as the audit trail names it)."""
-        from memq.workers.client import enqueue  # noqa: PLC0415
+        from .client import enqueue  # noqa: PLC0415
 
         return [(p.delivery_id, p.batch_id) for p in enqueue(self._own(batches))]
 
@@ -174,14 +174,14 @@ class Client:
         return dataclasses.replace(st, user_id=self.caller_id(st.user_id)) if st.user_id else st
 
     def status(self, delivery_ids: Sequence[str]) -> list[Status]:
-        from memq.workers import outbox, wiring  # noqa: PLC0415
+        from . import outbox, wiring  # noqa: PLC0415
 
         return [self._status(row) for row in outbox.statuses(wiring.coord(), list(delivery_ids))]
 
     def wait(self, delivery_ids: Sequence[str], timeout: float = 300.0) -> list[Status]:
         """Block until every delivery is done or dead-lettered (woken as each one finishes,
         not polling); TimeoutError otherwise."""
-        from memq.workers import outbox, wiring  # noqa: PLC0415
+        from . import outbox, wiring  # noqa: PLC0415
 
         rows = outbox.await_finished(wiring.coord(), list(delivery_ids), timeout)
         statuses = [self._status(row) for row in rows]
@@ -202,7 +202,7 @@ class Client:
         superseded), ``since`` / ``until`` (event time); filtered, the best k of a deeper
         list."""
         _check_k(k)
-        from memq.workers.lifecycle import search  # noqa: PLC0415
+        from .lifecycle import search  # noqa: PLC0415
 
         filtered = any(f is not None for f in (threshold, types, kinds, since, until,
                                                statuses))
@@ -224,7 +224,7 @@ class Client:
                  offset: int = 0) -> list[StoredMemory]:
         """The user's memories from the state of record, by valid time then id; a page of
         ``limit`` from ``offset`` when asked."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         if offset < 0 or (limit is not None and limit < 1):
             raise ValueError(f"limit {limit}, offset {offset}: limit 1 or more, offset 0 or more")
@@ -236,7 +236,7 @@ class Client:
 
     def memory(self, user_id: str, memory_id: str) -> StoredMemory | None:
         """One memory of the user, as the state of record holds it (any status)."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         found = self._shown(wiring.graph_for(user).get(user, [memory_id]))
@@ -244,7 +244,7 @@ class Client:
 
     def facts(self, user_id: str) -> list[dict[str, Any]]:
         """The graph's triples with valid_at / invalid_at / expired_at."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         return wiring.graph_for(user).facts(user)
@@ -252,35 +252,35 @@ class Client:
     def audit(self, user_id: str, memory_id: str | None = None, *,
               batch_ids: Sequence[str] | None = None) -> list[AuditEntry]:
         """The audit trail: the user's, one memory's, or what some batches did."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         return self._shown(wiring.graph_for(user).audit(user, memory_id, batch_ids=batch_ids))
 
     def owner(self, memory_id: str) -> str | None:
         """Whose memory this id is (None: no such memory, or another tenant's)."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         return self.caller_id(next((u for g in wiring.graphs() if (u := g.owner(memory_id))),
                                    None))
 
     def turn_metadata(self, user_id: str, refs: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The metadata the producer gave these turns (``<session>/<turn>``), where any."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         return wiring.graph_for(user).turn_metadata(user, refs)
 
     def users(self) -> list[str]:
         """This client's tenant's users, sorted."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         return sorted(u for u in (self.caller_id(s) for s in wiring.all_users()) if u)
 
     def latest_turn(self, user_id: str, prefix: str) -> dict[str, Any] | None:
         """The user's newest turn whose reference (``<session>/<turn>``) starts with
         ``prefix``: ref, text, metadata, created_at, event_at; None when there is none."""
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         return wiring.graph_for(user).latest_turn(user, prefix)
@@ -288,7 +288,7 @@ class Client:
     def forget_turns(self, user_id: str, prefix: str) -> int:
         """Forget the user's turns whose reference starts with ``prefix`` and the memories
         made from them, in every store; the number of turns."""
-        from memq.workers.forget import forget_turns  # noqa: PLC0415
+        from .forget import forget_turns  # noqa: PLC0415
 
         return forget_turns(self.stores_id(user_id), prefix)
 
@@ -297,8 +297,8 @@ class Client:
         """A prompt-ready block from the k best hits for ``query``: the memories among them
         (current, then no longer true), then the dated turns, most relevant first, cut to
         about ``max_tokens`` (``pipeline.context``)."""
-        from memq.pipeline.context import render_context  # noqa: PLC0415
-        from memq.workers import wiring  # noqa: PLC0415
+        from ..pipeline.context import render_context  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         if max_tokens < 1:
             raise ValueError(f"max_tokens is {max_tokens}: 1 or more")
@@ -312,7 +312,7 @@ class Client:
         """The user says the memory is wrong: from now on it says ``text`` (the old version
         stays, superseded, "corrected by the user" in the audit trail); returns the memory
         as it now is. LookupError when the user has no such current memory."""
-        from memq.workers.correct import correct_memory  # noqa: PLC0415
+        from .correct import correct_memory  # noqa: PLC0415
 
         return self._shown([correct_memory(self.stores_id(user_id), memory_id, text)])[0]
 
@@ -320,7 +320,7 @@ class Client:
                with_sources: bool = False) -> ForgetReport:
         """Every store; the audit keeps content-free tombstones. One memory's source turns
         stay unless ``with_sources`` (a user's go with the user)."""
-        from memq.workers.forget import forget_memory, forget_user  # noqa: PLC0415
+        from .forget import forget_memory, forget_user  # noqa: PLC0415
 
         user = self.stores_id(user_id)
         report = (forget_memory(user, memory_id, with_sources=with_sources) if memory_id

@@ -8,7 +8,7 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.signals import worker_process_init, worker_ready
 
-from memq.workers import broker, wire, wiring
+from . import broker, wire, wiring
 
 STRATEGY = f"{broker.__name__}:strategy"  # every memq task: unreadable messages quarantined
 
@@ -76,7 +76,7 @@ def _init_process(**_: object) -> None:
 
 @worker_ready.connect
 def _start_reaper(**_: object) -> None:
-    from memq.workers import events, reaper  # noqa: PLC0415
+    from . import events, reaper  # noqa: PLC0415
 
     wiring.configure_logging()
     reaper.start()
@@ -88,6 +88,6 @@ def _warm_in_background(where: str) -> None:
     meanwhile is served at once, as it would have been cold."""
     import threading  # noqa: PLC0415
 
-    from memq.workers.warm import warm  # noqa: PLC0415
+    from .warm import warm  # noqa: PLC0415
 
     threading.Thread(target=warm, args=(where,), name="memq-warm", daemon=True).start()

@@ -32,8 +32,8 @@ from typing import Any, cast
 
 import redis
 
-from memq.schemas.messages import TENANT_PATTERN
-from memq.workers.layout import lua
+from ..schemas.messages import TENANT_PATTERN
+from .layout import lua
 
 SCOPES = ("read", "write", "forget", "admin")
 TENANT_RE = re.compile(TENANT_PATTERN)

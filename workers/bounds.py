@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from memq.workers import problems
+from . import problems
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

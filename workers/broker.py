@@ -50,7 +50,7 @@ def quarantine_entry(raw: bytes | str | None, reason: str, queue: str | None) ->
 
 
 def _quarantine(raw: bytes | str | None, reason: str, queue: str | None) -> None:
-    from memq.workers import deadletters, wiring  # noqa: PLC0415
+    from . import deadletters, wiring  # noqa: PLC0415
 
     deadletters.put(wiring.coord(), quarantine_entry(raw, reason, queue))
     log.error("quarantined an unreadable message", queue=queue, reason=reason[:200])

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 import structlog
 
-from memq.pipeline import service
-from memq.pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
-from memq.workers import section, wiring
-from memq.workers.tasks import publish_apply
+from ..pipeline import service
+from ..pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
+from . import section, wiring
+from .tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 

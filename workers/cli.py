@@ -12,7 +12,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from memq.schemas import IngestBatch, StoredMemory
+from ..schemas import IngestBatch, StoredMemory
 
 
 class UsageError(Exception):
@@ -20,7 +20,7 @@ class UsageError(Exception):
 
 
 def _print_json(value: Any) -> None:
-    from memq.workers.api import json_default  # noqa: PLC0415
+    from .api import json_default  # noqa: PLC0415
 
     print(json.dumps(value, ensure_ascii=False, indent=2, default=json_default))
 
@@ -36,7 +36,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     is not held until its end."""
     import dataclasses  # noqa: PLC0415
 
-    from memq.workers.client import LineError, enqueue, line_chunks, parse_lines  # noqa: PLC0415
+    from .client import LineError, enqueue, line_chunks, parse_lines  # noqa: PLC0415
 
     published, errors = [], []
     if args.file == "-":
@@ -78,21 +78,21 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 def _celery(kind: str, extra: Sequence[str]) -> int:
     import importlib.util  # noqa: PLC0415
 
-    from memq.workers.wire import QUEUES  # noqa: PLC0415
+    from .wire import QUEUES  # noqa: PLC0415
 
     if kind != "worker" and importlib.util.find_spec("celery") is None:
         print(f'memq: {kind} needs Celery: pip install "memq[worker]"', file=sys.stderr)
         return 2
     if kind == "worker" and not {"-h", "--help"} & set(extra):
-        from memq.workers.ops import preflight  # noqa: PLC0415
+        from .ops import preflight  # noqa: PLC0415
 
         fatal, warnings = preflight()
         for line in fatal + warnings:
             print(f"memq: {line}", file=sys.stderr)
         if fatal:
             return 2
-        from memq.workers import wiring  # noqa: PLC0415
-        from memq.workers.ops import yield_cpu  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
+        from .ops import yield_cpu  # noqa: PLC0415
 
         yield_cpu(wiring.settings().worker_nice)
 
@@ -107,8 +107,8 @@ def _celery(kind: str, extra: Sequence[str]) -> int:
 def cmd_wait(args: argparse.Namespace) -> int:
     """Until these deliveries (--delivery), or everything in flight, are done: blocks, woken
     as each delivery finishes."""
-    from memq.workers import deadletters, outbox, wiring  # noqa: PLC0415
-    from memq.workers.api import Status  # noqa: PLC0415
+    from . import deadletters, outbox, wiring  # noqa: PLC0415
+    from .api import Status  # noqa: PLC0415
 
     coord = wiring.coord()
     wanted: list[str] = args.delivery or []
@@ -193,7 +193,7 @@ def _positive(text: str) -> int:
 def _component(text: str) -> str:
     """An argparse type: a component of the local stack (not choices=: Python 3.11 checks an
     empty ``NAME...`` against them and refuses it)."""
-    from memq.workers.stack import COMPONENTS  # noqa: PLC0415
+    from .stack import COMPONENTS  # noqa: PLC0415
 
     if text not in COMPONENTS:
         raise argparse.ArgumentTypeError(f"{text!r}: one of {', '.join(COMPONENTS)}")
@@ -220,11 +220,11 @@ def _when(text: str, flag: str) -> datetime:
 def _remote() -> Any:
     """The HTTP client when MEMQ_API_URL is set (memq search, context and memories ask the
     API then: a light install, a URL and MEMQ_API_KEY are enough); None: read here."""
-    from memq.workers.settings import Settings  # noqa: PLC0415
+    from .settings import Settings  # noqa: PLC0415
 
     if not Settings().api_url:
         return None
-    from memq.workers.http_client import HttpClient  # noqa: PLC0415
+    from .http_client import HttpClient  # noqa: PLC0415
 
     return HttpClient()
 
@@ -232,8 +232,8 @@ def _remote() -> Any:
 def _local(args: argparse.Namespace) -> Any:
     """The stores, for the users of ``--tenant`` (default ``MEMQ_TENANT``): the CLI names
     users as every door does, ``<tenant>:<user>`` in the stores."""
-    from memq.workers import auth  # noqa: PLC0415
-    from memq.workers.api import Client  # noqa: PLC0415
+    from . import auth  # noqa: PLC0415
+    from .api import Client  # noqa: PLC0415
 
     tenant = getattr(args, "tenant", None)
     if tenant:
@@ -252,7 +252,7 @@ def _stores_id(args: argparse.Namespace) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from memq.workers.api import hit_json  # noqa: PLC0415
+    from .api import hit_json  # noqa: PLC0415
 
     remote = _remote() if not args.now else None
     if remote is not None:
@@ -295,7 +295,7 @@ def _shown_once(args: argparse.Namespace, secret: str, record: dict[str, Any],
 def cmd_webhooks(args: argparse.Namespace) -> int:
     """A tenant's webhook (workers/events.py): add (prints the signing secret once), list,
     remove."""
-    from memq.workers import events, wiring  # noqa: PLC0415
+    from . import events, wiring  # noqa: PLC0415
 
     if args.action == "add":
         try:
@@ -320,7 +320,7 @@ def cmd_webhooks(args: argparse.Namespace) -> int:
 
 def cmd_keys(args: argparse.Namespace) -> int:
     """API keys of memq serve, kept (hashed) in Redis: create, list, revoke, access."""
-    from memq.workers import auth, wiring  # noqa: PLC0415
+    from . import auth, wiring  # noqa: PLC0415
 
     store = auth.KeyStore(wiring.coord().r)
     if args.action == "create":
@@ -364,7 +364,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from memq.workers import stack  # noqa: PLC0415
+    from . import stack  # noqa: PLC0415
 
     if not 1 <= args.api_port <= 65535:
         raise UsageError(f"--api-port {args.api_port}: a port is 1-65535")
@@ -376,7 +376,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    from memq.workers import stack  # noqa: PLC0415
+    from . import stack  # noqa: PLC0415
 
     return stack.down(stack.config(args.home), args.names or stack.COMPONENTS)
 
@@ -384,8 +384,8 @@ def cmd_down(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """The local stack first, when there is one (``--home``, or pid files in MEMQ_HOME: memq
     up, scripts/services), one line per component; then the queues, once Redis is up."""
-    from memq.workers import stack  # noqa: PLC0415
-    from memq.workers.ops import status  # noqa: PLC0415
+    from . import stack  # noqa: PLC0415
+    from .ops import status  # noqa: PLC0415
 
     cfg = stack.config(args.home)
     lines = stack.status(cfg, stack.COMPONENTS) if args.home or stack.in_use(cfg) else []
@@ -424,8 +424,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.ops import configuration, doctor, unauthenticated  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .ops import configuration, doctor, unauthenticated  # noqa: PLC0415
 
     checks = doctor()
     open_to_all = unauthenticated(wiring.settings())
@@ -446,14 +446,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415
 
-    from memq.workers.http import create_app, warm_reads_in_background  # noqa: PLC0415
+    from .http import create_app, warm_reads_in_background  # noqa: PLC0415
 
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: a port is 1-65535")
     import structlog  # noqa: PLC0415
 
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.ops import mask_url  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .ops import mask_url  # noqa: PLC0415
 
     s = wiring.settings()
     wiring.configure_logging(s.log_level)  # an operator's server: INFO unless MEMQ_LOG_LEVEL
@@ -476,7 +476,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError('memq mcp needs the MCP SDK: pip install "memq[mcp]"')
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: a port is 1-65535")
-    from memq.workers import wiring  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     if not wiring.settings().api_url and not args.local:
         # an MCP host passes no environment unless told to: without the API's URL and a key
@@ -484,15 +484,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError("memq mcp goes through memq serve: set MEMQ_API_URL and MEMQ_API_KEY "
                          "in the host's config (\"env\"), or give --local to open this "
                          "machine's stores directly")
-    from memq.workers.mcp import serve  # noqa: PLC0415
+    from .mcp import serve  # noqa: PLC0415
 
     serve(args.user, args.transport, args.host, args.port, tenant=args.tenant)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.lifecycle import timed  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .lifecycle import timed  # noqa: PLC0415
 
     now = _now(args)
     users = [_stores_id(args)] if args.user else wiring.all_users()
@@ -514,13 +514,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from memq.pipeline.errors import TransientError  # noqa: PLC0415
+    from ..pipeline.errors import TransientError  # noqa: PLC0415
 
     try:
         report = _local(args).forget(args.user, args.memory,
                                      with_sources=args.with_sources)
         if args.purge and not args.memory:
-            from memq.workers import wiring  # noqa: PLC0415
+            from . import wiring  # noqa: PLC0415
 
             # the tombstones too: demo and test data
             user = _stores_id(args)
@@ -543,8 +543,8 @@ def _report(args: argparse.Namespace, report: Any) -> int:
 def cmd_scrub(args: argparse.Namespace) -> int:
     import sqlite3  # noqa: PLC0415
 
-    from memq.pipeline.errors import TransientError  # noqa: PLC0415
-    from memq.workers.scrub import scrub  # noqa: PLC0415
+    from ..pipeline.errors import TransientError  # noqa: PLC0415
+    from .scrub import scrub  # noqa: PLC0415
 
     try:
         report = scrub(wait_s=args.wait)
@@ -555,7 +555,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
 
 
 def cmd_deadletters(args: argparse.Namespace) -> int:
-    from memq.workers import deadletters, wiring  # noqa: PLC0415
+    from . import deadletters, wiring  # noqa: PLC0415
 
     coord = wiring.coord()
     if args.requeue or args.requeue_all:
@@ -575,7 +575,7 @@ def cmd_deadletters(args: argparse.Namespace) -> int:
 
 def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> int:
     """Publish dead-lettered batches again (``ops.requeue_dead``)."""
-    from memq.workers.ops import requeue_dead  # noqa: PLC0415
+    from .ops import requeue_dead  # noqa: PLC0415
 
     published, refused, missing = requeue_dead(coord, wanted, every=every)
     if json_out:
@@ -594,8 +594,8 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
 
 
 def cmd_move_user(args: argparse.Namespace) -> int:
-    from memq.pipeline.errors import TransientError  # noqa: PLC0415
-    from memq.workers.shards import UserBusy, move  # noqa: PLC0415
+    from ..pipeline.errors import TransientError  # noqa: PLC0415
+    from .shards import UserBusy, move  # noqa: PLC0415
 
     try:
         done = move(_stores_id(args), neo4j=args.neo4j, chroma=args.chroma, wait_s=args.wait)
@@ -613,8 +613,8 @@ def cmd_move_user(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.check import check_lines, check_user  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .check import check_lines, check_user  # noqa: PLC0415
 
     users = [_stores_id(args)] if args.user else wiring.all_users()
     checked = [check_user(u, repair=args.repair) for u in users]
@@ -643,13 +643,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_chroma_index(args: argparse.Namespace) -> int:
-    from memq.pipeline.adapters.chroma_log import main as index_main  # noqa: PLC0415
+    from ..pipeline.adapters.chroma_log import main as index_main  # noqa: PLC0415
 
     return index_main([args.path])
 
 
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  (a table of commands)
-    from memq import __version__  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="memq", description=__doc__)
     parser.add_argument("--version", action="version", version=f"memq {__version__}")
@@ -825,14 +825,14 @@ def one_line(exc: BaseException) -> tuple[str, int]:
     import redis  # noqa: PLC0415
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from memq.pipeline.errors import PermanentError, TransientError  # noqa: PLC0415
+    from ..pipeline.errors import PermanentError, TransientError  # noqa: PLC0415
 
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    from memq.workers.auth import AuthError  # noqa: PLC0415
+    from .auth import AuthError  # noqa: PLC0415
 
     if isinstance(exc, UsageError | AuthError):  # a bad tenant, scope or user id: usage
         return text, 2
-    from memq.workers.http_client import ApiError  # noqa: PLC0415
+    from .http_client import ApiError  # noqa: PLC0415
 
     if isinstance(exc, ApiError):
         hint = {401: " (set MEMQ_API_KEY: memq keys create makes one)",
@@ -845,8 +845,8 @@ def one_line(exc: BaseException) -> tuple[str, int]:
             return f"bad settings: {msg}", 2
         return f"bad setting MEMQ_{str(e['loc'][0]).upper()}: {msg}", 2
     if isinstance(exc, redis.RedisError):
-        from memq.workers import wiring  # noqa: PLC0415
-        from memq.workers.ops import mask_url  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
+        from .ops import mask_url  # noqa: PLC0415
 
         return (f"cannot reach Redis at {mask_url(wiring.settings().redis_url)} ({text}); "
                 "start it (memq up; in a checkout scripts/services up) or set MEMQ_REDIS_URL", 3)
@@ -869,7 +869,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in ("worker", "beat"):
             return _celery(argv[0], argv[1:])
         args = build_parser().parse_args(argv)
-        from memq.workers import wiring  # noqa: PLC0415
+        from . import wiring  # noqa: PLC0415
 
         wiring.configure_logging(os.environ.get("MEMQ_LOG_LEVEL", "WARNING"))
         return int(args.fn(args))

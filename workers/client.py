@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from memq.schemas import IngestBatch, Turn, TurnLine
+from ..schemas import IngestBatch, Turn, TurnLine
 
 MAX_BATCH_TURNS = 500
 BATCH_BYTES = 256 * 1024  # text per batch: one extraction pass stays small
@@ -44,7 +44,7 @@ class FutureTurn(ValueError):
 
 
 def _skew_s() -> float:
-    from memq.workers.wiring import settings  # noqa: PLC0415
+    from .wiring import settings  # noqa: PLC0415
 
     return float(settings().max_clock_skew_s)
 
@@ -173,13 +173,13 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     """Record each batch in the outbox and publish an extract message carrying its delivery id
     only, all in one Redis round trip. A batch whose message is lost (a worker killed as it
     popped it) is published again by the reaper."""
-    from memq.schemas import StageMessage  # noqa: PLC0415
-    from memq.workers import wiring  # noqa: PLC0415
+    from ..schemas import StageMessage  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     check_times(batches)
-    from memq.workers import outbox  # noqa: PLC0415
-    from memq.workers.layout import new_delivery_id  # noqa: PLC0415
-    from memq.workers.wire import task_message  # noqa: PLC0415
+    from . import outbox  # noqa: PLC0415
+    from .layout import new_delivery_id  # noqa: PLC0415
+    from .wire import task_message  # noqa: PLC0415
 
     if not batches:
         return []
@@ -189,7 +189,7 @@ def enqueue(batches: Sequence[IngestBatch]) -> list[Published]:
     messages = [task_message("memq.extract", [StageMessage(
         user_id=b.user_id, delivery_id=d).model_dump()]) for d, b in rows]
     if s.otel_endpoint:  # traced: the span's context goes on the records, not on the broker
-        from memq.workers import tracing  # noqa: PLC0415
+        from . import tracing  # noqa: PLC0415
 
         with tracing.span("memq.enqueue", deliveries=len(rows),
                           turns=sum(len(b.turns) for b in batches)) as trace:

@@ -44,8 +44,8 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memq.pipeline import console as view
-from memq.workers import auth, problems, wiring
+from ..pipeline import console as view
+from . import auth, problems, wiring
 
 log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent / "ui"
@@ -133,7 +133,7 @@ def _viewer(request: Request, scope: str = "read") -> Viewer:
 
 def _record(request: Request, viewer: Viewer, user_id: str) -> None:
     """The view of a user goes to the tenant's access record (the API's middleware)."""
-    from memq.workers.http import Caller  # noqa: PLC0415
+    from .http import Caller  # noqa: PLC0415
 
     request.state.caller = Caller(viewer.key, [user_id])
 
@@ -297,7 +297,7 @@ def _view_memories(router: APIRouter) -> None:
     def memories(request: Request, user_id: str,
                  status: Annotated[list[str] | None, Query()] = None) -> HTMLResponse:
         viewer, internal = _open(request, user_id)
-        from memq.workers.settings import policy  # noqa: PLC0415
+        from .settings import policy  # noqa: PLC0415
 
         now = datetime.now(UTC)
         found = wiring.graph_for(internal).read_memories(internal, include_inactive=True)
@@ -362,8 +362,8 @@ def _view_why(router: APIRouter) -> None:
         hits: list[Any] = []
         block = ""
         if q and q.strip():
-            from memq.workers.api import StoresClient  # noqa: PLC0415
-            from memq.workers.lifecycle import search_explained  # noqa: PLC0415
+            from .api import StoresClient  # noqa: PLC0415
+            from .lifecycle import search_explained  # noqa: PLC0415
 
             now = datetime.now(UTC)
             hits = search_explained(internal, q, k, now)
@@ -410,7 +410,7 @@ def _view_forget(router: APIRouter) -> None:
         _checked(request, viewer, token)
         internal = viewer.user(user_id)
         _record(request, viewer, user_id)
-        from memq.workers.api import StoresClient  # noqa: PLC0415
+        from .api import StoresClient  # noqa: PLC0415
 
         report = StoresClient().forget(internal, memory or None, with_sources=with_sources)
         log.info("console: forgot", memory=bool(memory), total=report.total)
@@ -424,7 +424,7 @@ def _view_ops(router: APIRouter) -> None:
     @router.get("/ops", response_class=HTMLResponse)
     def ops(request: Request, hours: float = Query(default=1.0, gt=0, le=24)) -> HTMLResponse:
         viewer = _viewer(request, "admin")
-        from memq.workers import deadletters, metrics  # noqa: PLC0415
+        from . import deadletters, metrics  # noqa: PLC0415
 
         coord = wiring.coord()
         now = datetime.now(UTC).timestamp()
@@ -455,7 +455,7 @@ def _view_ops(router: APIRouter) -> None:
                 ) -> Response:
         viewer = _viewer(request, "admin")
         _checked(request, viewer, token)
-        from memq.workers.ops import requeue_dead  # noqa: PLC0415
+        from .ops import requeue_dead  # noqa: PLC0415
 
         published, refused, _ = requeue_dead(
             wiring.coord(), {delivery_id},

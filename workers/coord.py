@@ -54,7 +54,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from memq.workers.layout import BUCKETS, script
+from .layout import BUCKETS, script
 
 # A cluster's node that is down fails a call within ~0.2 s (redis-py's default retries ten
 # times, up to 1 s apart: ~5 s a call): the task's backoff is the retry layer, and a worker

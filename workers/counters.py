@@ -8,8 +8,8 @@ from typing import cast
 
 import redis
 
-from memq.workers.coord import Coord
-from memq.workers.layout import STATS
+from .coord import Coord
+from .layout import STATS
 
 
 def count(coord: Coord, stat: str, n: int = 1) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import redis
 
-from memq.workers import events
-from memq.workers.coord import Coord
-from memq.workers.layout import (
+from . import events
+from .coord import Coord
+from .layout import (
     FINISHED,
     METRICS,
     OUTCOME_TTL_S,

@@ -41,8 +41,8 @@ import httpx
 import redis
 import structlog
 
-from memq.workers import layout, wiring
-from memq.workers.coord import Coord
+from . import layout, wiring
+from .coord import Coord
 
 log = structlog.get_logger(__name__)
 

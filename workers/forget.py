@@ -53,12 +53,12 @@ from typing import Any
 
 import structlog
 
-from memq.pipeline import ids
-from memq.pipeline.errors import TransientError
-from memq.schemas import AuditEntry, Operation
-from memq.workers import deadletters, events, forgotten, queues, scrub, section, wiring
-from memq.workers.coord import Coord
-from memq.workers.wire import QUEUE_PAGE, QUEUES
+from ..pipeline import ids
+from ..pipeline.errors import TransientError
+from ..schemas import AuditEntry, Operation
+from . import deadletters, events, forgotten, queues, scrub, section, wiring
+from .coord import Coord
+from .wire import QUEUE_PAGE, QUEUES
 
 log = structlog.get_logger(__name__)
 
@@ -186,7 +186,7 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
 
 @contextmanager
 def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
-    from memq.workers.tasks import publish_apply  # noqa: PLC0415
+    from .tasks import publish_apply  # noqa: PLC0415
 
     lease = wiring.settings().lock_lease_s
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from memq.workers import mailbox, outbox
-from memq.workers.coord import Coord
-from memq.workers.layout import forgotten_key, ledger_key
+from . import mailbox, outbox
+from .coord import Coord
+from .layout import forgotten_key, ledger_key
 
 
 def mark(coord: Coord, user_id: str, at: float, ttl_s: int = 30 * 24 * 3600) -> None:

@@ -24,18 +24,18 @@ import redis
 import structlog
 from fastapi import FastAPI, Request, Response
 
-from memq.pipeline.errors import PermanentError, TransientError
-from memq.workers import auth, problems, wiring
-from memq.workers.api import StoresClient
-from memq.workers.bounds import BoundedBody
-from memq.workers.http_admin import admin_router
-from memq.workers.http_deps import Caller
-from memq.workers.http_forget import forget_router
-from memq.workers.http_health import health_router
-from memq.workers.http_models import MAX_BODY_ITEMS, TURNS_DEFS
-from memq.workers.http_search import search_router
-from memq.workers.http_turns import turns_router
-from memq.workers.http_users import memories_router, users_router
+from ..pipeline.errors import PermanentError, TransientError
+from . import auth, problems, wiring
+from .api import StoresClient
+from .bounds import BoundedBody
+from .http_admin import admin_router
+from .http_deps import Caller
+from .http_forget import forget_router
+from .http_health import health_router
+from .http_models import MAX_BODY_ITEMS, TURNS_DEFS
+from .http_search import search_router
+from .http_turns import turns_router
+from .http_users import memories_router, users_router
 
 # Caller and MAX_BODY_ITEMS: still importable from here, where they were defined before
 __all__ = ["MAX_BODY_ITEMS", "Caller", "create_app", "warm_reads_in_background"]
@@ -79,7 +79,7 @@ def create_app() -> FastAPI:
     # set while the read path warms (warm_reads_in_background): not ready for reads yet
     app.state.warming = threading.Event()
     app.include_router(health_router(app.state.warming, auth_on))
-    from memq.workers import console  # noqa: PLC0415
+    from . import console  # noqa: PLC0415
 
     console.mount(app)  # the memory console at /ui
     # added last, so it runs first: before the access record, the key check and any parsing
@@ -169,7 +169,7 @@ def warm_reads_in_background(app: FastAPI, where: str = "memq serve") -> threadi
     """The read path warmed (``workers.warm.warm_reads``: the model, the stores' connections,
     Neo4j's plans) beside the first requests; until it is over (done, failed, or skipped by
     MEMQ_WARM=off), ``/readyz?path=read`` answers 503 with ``"warming": true``."""
-    from memq.workers.warm import warm_reads  # noqa: PLC0415
+    from .warm import warm_reads  # noqa: PLC0415
 
     warming: threading.Event = app.state.warming
     warming.set()
@@ -217,6 +217,6 @@ def _offline_docs(app: FastAPI) -> None:
 
 
 def _version() -> str:
-    from memq import __version__  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
 
     return __version__

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Query, Response
 
-from memq.workers import wiring
-from memq.workers.http_deps import Admin
+from . import wiring
+from .http_deps import Admin
 
 
 def admin_router() -> APIRouter:
@@ -25,7 +25,7 @@ def admin_router() -> APIRouter:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: PLC0415
         from prometheus_client.registry import CollectorRegistry  # noqa: PLC0415
 
-        from memq.workers.metrics import RedisCollector  # noqa: PLC0415
+        from .metrics import RedisCollector  # noqa: PLC0415
 
         registry = CollectorRegistry(auto_describe=False)
         registry.register(RedisCollector(wiring.coord()))

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from memq.schemas import AuditEntry, IngestBatch, StoredMemory
-from memq.workers.api import Message, Status
+from ..schemas import AuditEntry, IngestBatch, StoredMemory
+from .api import Message, Status
 
 if TYPE_CHECKING:
-    from memq.pipeline.ports import Hit
-    from memq.workers.forget import ForgetReport
+    from ..pipeline.ports import Hit
+    from .forget import ForgetReport
 
 __all__ = ["ApiError", "AsyncHttpClient", "HttpClient"]
 
@@ -69,7 +69,7 @@ def _checked(resp: httpx.Response) -> Any:
 
 
 def _hit(row: dict[str, Any]) -> Hit:
-    from memq.pipeline.ports import Hit  # noqa: PLC0415
+    from ..pipeline.ports import Hit  # noqa: PLC0415
 
     return Hit(**{**row, "event_at": datetime.fromisoformat(row["event_at"]),
                   "created_at": datetime.fromisoformat(row["created_at"]),
@@ -77,7 +77,7 @@ def _hit(row: dict[str, Any]) -> Hit:
 
 
 def _report(row: dict[str, Any]) -> ForgetReport:
-    from memq.workers.forget import ForgetReport  # noqa: PLC0415
+    from .forget import ForgetReport  # noqa: PLC0415
 
     return ForgetReport(**{k: v for k, v in row.items() if k != "total"})
 
@@ -225,7 +225,7 @@ class _Calls:
 
 def _config(url: str | None, api_key: str | None) -> tuple[str, dict[str, str]]:
     if url is None or api_key is None:
-        from memq.workers.settings import Settings  # noqa: PLC0415
+        from .settings import Settings  # noqa: PLC0415
 
         s = Settings()
         url = url or s.api_url

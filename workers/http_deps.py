@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from memq.workers import auth, wiring
+from . import auth, wiring
 
 
 @dataclass

@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from memq.workers.api import StoresClient
-from memq.workers.http_deps import Forgetter
-from memq.workers.http_models import Forgotten, TurnsForgotten
+from .api import StoresClient
+from .http_deps import Forgetter
+from .http_models import Forgotten, TurnsForgotten
 
 
 def forget_router(client: StoresClient) -> APIRouter:

@@ -9,8 +9,8 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Response
 
-from memq.workers import wiring
-from memq.workers.http_deps import Credentials
+from . import wiring
+from .http_deps import Credentials
 
 READY_TTL_S = 2.0  # how long /readyz's probe of the stores is reused
 
@@ -29,7 +29,7 @@ def health_router(warm_up: threading.Event, auth_on: bool) -> APIRouter:
     def _checks() -> tuple[str, list[Any]]:
         """When the stores were probed, and their checks: at most once per READY_TTL_S in
         this process, however often anyone asks (``/readyz`` wants no key)."""
-        from memq.workers.ops import doctor  # noqa: PLC0415
+        from .ops import doctor  # noqa: PLC0415
 
         with probing:
             if not probed or time.monotonic() - probed[0][0] > READY_TTL_S:

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from memq.schemas import TurnLine
-from memq.workers.api import Message
+from ..schemas import TurnLine
+from .api import Message
 
 MAX_BODY_ITEMS = 10_000
 MAX_WAIT_S = 30.0

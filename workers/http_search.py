@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
-from memq.pipeline.ports import Hit
-from memq.workers.api import StoresClient, hit_json
-from memq.workers.http_deps import Reader
-from memq.workers.http_models import ContextBlock, ContextRequest, SearchRequest
+from ..pipeline.ports import Hit
+from .api import StoresClient, hit_json
+from .http_deps import Reader
+from .http_models import ContextBlock, ContextRequest, SearchRequest
 
 
 def search_router(client: StoresClient) -> APIRouter:

@@ -11,11 +11,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import ValidationError
 
-from memq.workers import auth, outbox, wiring
-from memq.workers.api import Status, StoresClient, messages_to_batches
-from memq.workers.client import check_times
-from memq.workers.http_deps import Caller, Sender, Writer, throttle
-from memq.workers.http_models import (
+from . import auth, outbox, wiring
+from .api import Status, StoresClient, messages_to_batches
+from .client import check_times
+from .http_deps import Caller, Sender, Writer, throttle
+from .http_models import (
     MAX_BODY_ITEMS,
     TURNS_SCHEMA,
     AddRequest,
@@ -23,7 +23,7 @@ from memq.workers.http_models import (
     Enqueued,
     StatusRequest,
 )
-from memq.workers.settings import Settings
+from .settings import Settings
 
 
 def _ingest(settings: Settings, caller: Caller, chars: int) -> None:
@@ -49,7 +49,7 @@ def _turns(client: StoresClient, settings: Settings, caller: Caller, items: list
            ) -> dict[str, Any]:
     """The turns of a JSON array of ``memq enqueue`` lines, enqueued; 400 with per-item
     reasons."""
-    from memq.workers.client import parse_lines  # noqa: PLC0415
+    from .client import parse_lines  # noqa: PLC0415
 
     if len(items) > MAX_BODY_ITEMS:
         raise HTTPException(413, f"at most {MAX_BODY_ITEMS} turns a request")

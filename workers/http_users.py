@@ -10,11 +10,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 
-from memq.schemas import AuditEntry, StoredMemory
-from memq.workers import auth, wiring
-from memq.workers.api import StoresClient, json_default
-from memq.workers.http_deps import Reader, Writer
-from memq.workers.http_models import Correction, Fact, LatestTurn, Owner, TurnRefs
+from ..schemas import AuditEntry, StoredMemory
+from . import auth, wiring
+from .api import StoresClient, json_default
+from .http_deps import Reader, Writer
+from .http_models import Correction, Fact, LatestTurn, Owner, TurnRefs
 
 
 def memories_router(client: StoresClient) -> APIRouter:

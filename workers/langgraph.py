@@ -46,8 +46,8 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memq.schemas import IngestBatch, Turn
-from memq.workers.api import Client
+from ..schemas import IngestBatch, Turn
+from .api import Client
 
 SESSION = "langgraph"
 MAX_VALUE_BYTES = 4_000
@@ -84,7 +84,7 @@ class MemqStore(BaseStore):
                  api_key: str | None = None) -> None:
         self._client: Any
         if api_url is not None:  # through memq serve: the key's tenant and scopes
-            from memq.workers.http_client import HttpClient  # noqa: PLC0415
+            from .http_client import HttpClient  # noqa: PLC0415
 
             self._client = HttpClient(api_url, api_key=api_key)
         else:

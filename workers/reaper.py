@@ -25,10 +25,10 @@ import redis
 import structlog
 from kombu.exceptions import OperationalError
 
-from memq.workers import counters, outbox, queues, section, wiring
-from memq.workers.coord import Coord
-from memq.workers.layout import REAPER
-from memq.workers.wire import EXTRACT_QUEUE, QUEUE_PAGE
+from . import counters, outbox, queues, section, wiring
+from .coord import Coord
+from .layout import REAPER
+from .wire import EXTRACT_QUEUE, QUEUE_PAGE
 
 log = structlog.get_logger(__name__)
 
@@ -36,12 +36,12 @@ log = structlog.get_logger(__name__)
 def reap(now: float) -> tuple[int, int]:
     """One pass; returns (deliveries re-published, users woken). Does nothing if another
     worker's reaper ran within the interval."""
-    from memq.workers.tasks import publish_apply, publish_extract  # noqa: PLC0415
+    from .tasks import publish_apply, publish_extract  # noqa: PLC0415
 
     coord, s = wiring.coord(), wiring.settings()
     if not _my_turn(coord, s.reaper_interval_s):
         return 0, 0
-    from memq.workers.metrics import record_sample  # noqa: PLC0415
+    from .metrics import record_sample  # noqa: PLC0415
 
     record_sample(coord, now)  # the console's charts: one point per interval
     republished = 0
@@ -80,7 +80,7 @@ def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
     what is left to read further on (some messages are read twice), a pop only shortens the
     list. A message pushed meanwhile may be missed, but ``reap`` asks only about deliveries
     due before it read, published before that."""
-    from memq.workers.forget import message_args  # noqa: PLC0415
+    from .forget import message_args  # noqa: PLC0415
 
     found: set[str] = set()
     start = 0

@@ -36,8 +36,8 @@ from typing import Any, cast
 import redis
 import structlog
 
-from memq.pipeline.adapters import chroma_log
-from memq.workers import wiring
+from ..pipeline.adapters import chroma_log
+from . import wiring
 
 log = structlog.get_logger(__name__)
 
@@ -72,7 +72,7 @@ def _clock(client: redis.Redis) -> float:
 
 def request(client: redis.Redis, delay_s: float | None = None) -> None:
     """Ask for a scrub of what a forget just deleted."""
-    from memq.workers.app import app  # noqa: PLC0415  (the Celery app: a task to send)
+    from .app import app  # noqa: PLC0415  (the Celery app: a task to send)
 
     delay = wiring.settings().scrub_delay_s if delay_s is None else delay_s
     app.send_task("memq.scrub", args=(_clock(client),), countdown=delay)

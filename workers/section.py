@@ -19,9 +19,9 @@ from typing import cast
 
 import structlog
 
-from memq.workers import mailbox
-from memq.workers.coord import Coord, beating
-from memq.workers.layout import RELEASED, bucket, claim_key, mailbox_key, mailboxes_key
+from . import mailbox
+from .coord import Coord, beating
+from .layout import RELEASED, bucket, claim_key, mailbox_key, mailboxes_key
 
 log = structlog.get_logger(__name__)
 

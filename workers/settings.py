@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from memq.pipeline.policy import Thresholds
-from memq.schemas import Kind
-from memq.schemas.messages import TENANT_PATTERN
+from ..pipeline.policy import Thresholds
+from ..schemas import Kind
+from ..schemas.messages import TENANT_PATTERN
 
 if TYPE_CHECKING:
-    from memq.pipeline.lifecycle import Policy
+    from ..pipeline.lifecycle import Policy
 
 # Secrets that may come from a file instead (MEMQ_<NAME>_FILE=/run/secrets/...: Docker's and
 # Kubernetes' way); the variable itself wins when both are set.
@@ -355,7 +355,7 @@ class Settings(BaseSettings):
 
 
 def policy(s: Settings) -> Policy:
-    from memq.pipeline.lifecycle import Policy  # noqa: PLC0415  (numpy: the worker extra)
+    from ..pipeline.lifecycle import Policy  # noqa: PLC0415  (numpy: the worker extra)
 
     return Policy(decay_rate=s.decay_rate, floor=s.decay_floor, boost=s.recall_boost,
                   ttl={Kind(kind): timedelta(days=days) for kind, days in s.ttl_days.items()},

@@ -27,9 +27,9 @@ from typing import cast
 
 import redis
 
-from memq.pipeline.errors import TransientError
-from memq.workers import section
-from memq.workers.layout import SHARDS, shard_key
+from ..pipeline.errors import TransientError
+from . import section
+from .layout import SHARDS, shard_key
 
 KINDS = ("neo4j", "chroma")
 FIELDS = (*KINDS, "epoch", "moving")
@@ -161,8 +161,8 @@ def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
     the rest, unless it wrote them after step 4 (it then posts nothing: they are unreachable
     by reads, and ``memq forget`` of the user deletes them: it wipes every shard). Any failure
     before step 4 gives the move up: the user stays at the source."""
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.tasks import publish_apply  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .tasks import publish_apply  # noqa: PLC0415
 
     s, coord, shards = wiring.settings(), wiring.coord(), wiring.shard_map()
     with section.hold(coord, user_id, s.lock_lease_s, wait_s, publish_apply) as token:

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memq.workers import procs
-from memq.workers.stack_setup import (
+from . import procs
+from .stack_setup import (
     LAUNCHER,
     NEO4J_VERSION,
     StackError,
@@ -65,7 +65,7 @@ class Config:
 
 def config(home: str | None = None, api_port: int = 8080) -> Config:
     """From the settings (MEMQ_*, .env); ``home`` (``--home``) wins over MEMQ_HOME."""
-    from memq.workers.settings import Settings  # noqa: PLC0415  (pydantic: only when used)
+    from .settings import Settings  # noqa: PLC0415  (pydantic: only when used)
 
     s = Settings()
     return Config(
@@ -288,7 +288,7 @@ def _chroma_log_index(cfg: Config) -> None:
         return
     import sqlite3  # noqa: PLC0415
 
-    from memq.pipeline.adapters.chroma_log import ensure_log_index  # noqa: PLC0415
+    from ..pipeline.adapters.chroma_log import ensure_log_index  # noqa: PLC0415
 
     try:
         ensure_log_index(cfg.home / "chroma")

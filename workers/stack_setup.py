@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memq.workers.stack import Config
+    from .stack import Config
 
 NEO4J_VERSION = "5.26.0"
 LAUNCHER = Path(__file__).resolve().parent / "neo4j"

@@ -34,10 +34,10 @@ import structlog
 from celery import Task
 from pydantic import ValidationError
 
-from memq.pipeline import service
-from memq.pipeline.errors import InvalidMessage, PermanentError, TransientError
-from memq.schemas import AuditEntry, ExtractedBatch, IngestBatch, Operation, StageMessage
-from memq.workers import (
+from ..pipeline import service
+from ..pipeline.errors import InvalidMessage, PermanentError, TransientError
+from ..schemas import AuditEntry, ExtractedBatch, IngestBatch, Operation, StageMessage
+from . import (
     counters,
     deadletters,
     events,
@@ -49,10 +49,10 @@ from memq.workers import (
     tracing,
     wiring,
 )
-from memq.workers.app import STRATEGY, app
-from memq.workers.coord import Coord
-from memq.workers.outbox import Delivery
-from memq.workers.wire import task_message
+from .app import STRATEGY, app
+from .coord import Coord
+from .outbox import Delivery
+from .wire import task_message
 
 log = structlog.get_logger(__name__)
 

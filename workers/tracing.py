@@ -20,7 +20,7 @@ _state: dict[str, Any] = {}  # pid -> the tracer (a forked worker child builds i
 
 
 def _tracer() -> Any | None:
-    from memq.workers import wiring  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     endpoint = wiring.settings().otel_endpoint
     if not endpoint:

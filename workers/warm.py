@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from memq.pipeline import recall, service
-from memq.pipeline.merge import OfflineJudge
-from memq.pipeline.policy import Thresholds
-from memq.pipeline.predicates import Predicates
-from memq.pipeline.rules import RuleExtractor
-from memq.pipeline.testing import InMemoryIndex
-from memq.schemas import ExtractedBatch, Turn
+from ..pipeline import recall, service
+from ..pipeline.merge import OfflineJudge
+from ..pipeline.policy import Thresholds
+from ..pipeline.predicates import Predicates
+from ..pipeline.rules import RuleExtractor
+from ..pipeline.testing import InMemoryIndex
+from ..schemas import ExtractedBatch, Turn
 
 if TYPE_CHECKING:
-    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
+    from ..pipeline.adapters.neo4j.store import Neo4jGraph
 
 log = structlog.get_logger(__name__)
 USER = "memq-warm-up"  # never committed: every statement is rolled back (with the pid: no
@@ -57,7 +57,7 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 def rehearse(rounds: int = 3, user: str | None = None, shard: int = 0) -> float:
     """The write path on the sample, ``rounds`` times, in Neo4j shard ``shard``; returns the
     seconds it took."""
-    from memq.workers import wiring  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     started = time.perf_counter()
     user = user or f"{USER}-{os.getpid()}"
@@ -91,7 +91,7 @@ def rehearse(rounds: int = 3, user: str | None = None, shard: int = 0) -> float:
 def warm(where: str) -> None:
     """``rehearse`` unless ``MEMQ_WARM=off``; a failure is logged, never raised (the worker
     serves cold rather than not at all)."""
-    from memq.workers import wiring  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
 
     if not wiring.settings().warm:
         return
@@ -109,8 +109,8 @@ def warm_reads(where: str, *, force: bool = False) -> None:
     Neo4j's plans of search for every size of id and query (``plan_reads``), on ids that have
     nothing (read-only). Unless ``MEMQ_WARM=off`` (``force``: asked for by the caller, so done
     anyway); a failure is logged."""
-    from memq.workers import wiring  # noqa: PLC0415
-    from memq.workers.lifecycle import search  # noqa: PLC0415
+    from . import wiring  # noqa: PLC0415
+    from .lifecycle import search  # noqa: PLC0415
 
     if not (force or wiring.settings().warm):
         return

@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
-from memq.workers.settings import Settings, load
+from .settings import Settings, load
 
 if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agent needs neither
-    from memq.pipeline.adapters.chroma import ChromaStores
-    from memq.pipeline.adapters.neo4j.store import Neo4jGraph
-    from memq.pipeline.ports import Embedder, Extractor, Judge
-    from memq.pipeline.predicates import Predicates
-    from memq.pipeline.service import Ports
-    from memq.workers.auth import KeyStore
-    from memq.workers.coord import Coord
-    from memq.workers.metrics import Metrics
-    from memq.workers.shards import Placement, ShardMap
+    from ..pipeline.adapters.chroma import ChromaStores
+    from ..pipeline.adapters.neo4j.store import Neo4jGraph
+    from ..pipeline.ports import Embedder, Extractor, Judge
+    from ..pipeline.predicates import Predicates
+    from ..pipeline.service import Ports
+    from .auth import KeyStore
+    from .coord import Coord
+    from .metrics import Metrics
+    from .shards import Placement, ShardMap
 
 _S = TypeVar("_S")
 
@@ -34,7 +34,7 @@ def settings() -> Settings:
 @cache
 def coord() -> Coord:
     s = settings()
-    from memq.workers.coord import Coord  # noqa: PLC0415  (redis: not for every command)
+    from .coord import Coord  # noqa: PLC0415  (redis: not for every command)
 
     return Coord.from_url(s.state_url, broker_url=s.redis_url, cluster=s.state_cluster,
                           ledger_ttl_s=s.ledger_ttl_s, dead_max=s.dead_letters_max)
@@ -43,43 +43,43 @@ def coord() -> Coord:
 @cache
 def keys() -> KeyStore:
     """The API keys, tenants' limits and access records (``workers.auth``)."""
-    from memq.workers.auth import KeyStore  # noqa: PLC0415
+    from .auth import KeyStore  # noqa: PLC0415
 
     return KeyStore(coord().r)
 
 
 @cache
 def metrics() -> Metrics:
-    from memq.workers.metrics import Metrics  # noqa: PLC0415
+    from .metrics import Metrics  # noqa: PLC0415
 
     return Metrics(coord().r)
 
 
 @cache
 def predicates() -> Predicates:
-    from memq.pipeline.predicates import Predicates  # noqa: PLC0415
+    from ..pipeline.predicates import Predicates  # noqa: PLC0415
 
     return Predicates.default()
 
 
 def _embedder(s: Settings) -> Embedder:
     if s.embedder == "openai":
-        from memq.pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+        from ..pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 
         return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
                               model=s.embed_model)
-    from memq.pipeline.adapters.embed_local import build  # noqa: PLC0415
+    from ..pipeline.adapters.embed_local import build  # noqa: PLC0415
 
     return build(s.local_model, cache_dir=s.cache_path)
 
 
 def _llm(s: Settings) -> tuple[Extractor, Judge]:
     if not s.llm_enabled:
-        from memq.pipeline.merge import OfflineJudge  # noqa: PLC0415
-        from memq.pipeline.rules import RuleExtractor  # noqa: PLC0415
+        from ..pipeline.merge import OfflineJudge  # noqa: PLC0415
+        from ..pipeline.rules import RuleExtractor  # noqa: PLC0415
 
         return RuleExtractor(), OfflineJudge()
-    from memq.pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge  # noqa: PLC0415
+    from ..pipeline.adapters.llm_openai import OpenAIChat, OpenAIExtractor, OpenAIJudge  # noqa: PLC0415
 
     assert s.llm_base_url and s.llm_model  # llm_enabled
     chat = OpenAIChat(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
@@ -104,7 +104,7 @@ def llm_usage() -> dict[str, int]:
 @cache
 def graphs() -> list[Neo4jGraph]:
     """Every Neo4j shard, in map order (workers.shards); one without MEMQ_NEO4J_SHARDS."""
-    from memq.pipeline.adapters.neo4j.store import Neo4jGraph  # noqa: PLC0415
+    from ..pipeline.adapters.neo4j.store import Neo4jGraph  # noqa: PLC0415
 
     s = settings()
     auth = None
@@ -116,14 +116,14 @@ def graphs() -> list[Neo4jGraph]:
 @cache
 def chromas() -> list[ChromaStores]:
     """Every Chroma shard, in map order; one without MEMQ_CHROMA_SHARDS."""
-    from memq.pipeline.adapters.chroma import ChromaStores  # noqa: PLC0415
+    from ..pipeline.adapters.chroma import ChromaStores  # noqa: PLC0415
 
     return [ChromaStores.connect(host, port) for host, port in settings().chroma_addresses()]
 
 
 @cache
 def shard_map() -> ShardMap:
-    from memq.workers.shards import ShardMap  # noqa: PLC0415
+    from .shards import ShardMap  # noqa: PLC0415
 
     s = settings()
     return ShardMap(coord().r, len(s.graph_uris()), len(s.chroma_addresses()))
@@ -195,14 +195,14 @@ def embedder_for(model_id: str) -> Embedder:
 
 @cache
 def _other_embedder(model_id: str) -> Embedder:
-    from memq.pipeline.adapters.embed_local import MODEL_IDS, build  # noqa: PLC0415
-    from memq.pipeline.errors import ModelMismatchError  # noqa: PLC0415
+    from ..pipeline.adapters.embed_local import MODEL_IDS, build  # noqa: PLC0415
+    from ..pipeline.errors import ModelMismatchError  # noqa: PLC0415
 
     for variant, local_id in MODEL_IDS.items():
         if model_id == local_id:
             return build(variant, cache_dir=settings().cache_path)
     if model_id.startswith("openai:"):
-        from memq.pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
+        from ..pipeline.adapters.embed_openai import OpenAIEmbedder  # noqa: PLC0415
 
         s = settings()
         return OpenAIEmbedder(base_url=s.embed_base_url, api_key=s.embed_api_key.get_secret_value(),
@@ -214,7 +214,7 @@ def _other_embedder(model_id: str) -> Embedder:
 def ports() -> Ports:
     """The configured models, with the first shard's stores; a user's work takes
     ``ports_for(user_id)``."""
-    from memq.pipeline.service import Ports  # noqa: PLC0415
+    from ..pipeline.service import Ports  # noqa: PLC0415
 
     extractor, judge = _llm(settings())
     stores = chromas()[0]

@@ -15,8 +15,8 @@ The names callers import from this module stay importable from here.
 
 from __future__ import annotations
 
-from memq.pipeline.adapters.chroma_episodes import ChromaEpisodes
-from memq.pipeline.adapters.chroma_layout import (
+from .chroma_episodes import ChromaEpisodes
+from .chroma_layout import (
     BASE_MODEL,
     DEMOTE_AT,
     EPISODES,
@@ -34,8 +34,8 @@ from memq.pipeline.adapters.chroma_layout import (
     USER,
     WRITE_BATCH,
 )
-from memq.pipeline.adapters.chroma_memories import ChromaMemories
-from memq.pipeline.adapters.chroma_records import (
+from .chroma_memories import ChromaMemories
+from .chroma_records import (
     EPISODE_KEYS,
     RECORD,
     WORDS,

@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memq.pipeline import ids, recall
-from memq.pipeline.adapters.chroma_layout import EPISODES, MEMORIES, WRITE_BATCH, _Place
-from memq.pipeline.adapters.chroma_moves import ChromaMoves
-from memq.pipeline.adapters.chroma_records import (
+from ...schemas import Turn, turn_ref
+from .. import ids, recall
+from ..ports import EpisodeItem, Hit, Vector
+from .chroma_layout import EPISODES, MEMORIES, WRITE_BATCH, _Place
+from .chroma_moves import ChromaMoves
+from .chroma_records import (
     Words,
     _dt,
     _rows,
@@ -22,8 +24,6 @@ from memq.pipeline.adapters.chroma_records import (
     episode_fields,
     episode_metadata,
 )
-from memq.pipeline.ports import EpisodeItem, Hit, Vector
-from memq.schemas import Turn, turn_ref
 
 
 class ChromaEpisodes(ChromaMoves):

@@ -45,9 +45,9 @@ import chromadb.errors
 import httpx
 import numpy as np
 
-from memq.pipeline.adapters.chroma_records import _unit_rows
-from memq.pipeline.errors import TransientError
-from memq.pipeline.ports import Vector
+from ..errors import TransientError
+from ..ports import Vector
+from .chroma_records import _unit_rows
 
 T = TypeVar("T")
 Where = dict[str, Any]

@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from memq.pipeline.adapters.chroma_layout import (
+from ...schemas import StoredMemory
+from ..ports import IndexEntry, Vector
+from .chroma_layout import (
     MEMORIES,
     USER,
     WRITE_BATCH,
     _Place,
     _transient,
 )
-from memq.pipeline.adapters.chroma_moves import ChromaMoves
-from memq.pipeline.adapters.chroma_records import _rows, memory_metadata
-from memq.pipeline.ports import IndexEntry, Vector
-from memq.schemas import StoredMemory
+from .chroma_moves import ChromaMoves
+from .chroma_records import _rows, memory_metadata
 
 
 class ChromaMemories(ChromaMoves):

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from memq.pipeline import recall
-from memq.pipeline.adapters.chroma_layout import (
+from .. import recall
+from ..ports import Vector
+from .chroma_layout import (
     DEMOTE_AT,
     EPISODES,
     HNSW,
@@ -28,7 +29,7 @@ from memq.pipeline.adapters.chroma_layout import (
     ChromaLayout,
     _Place,
 )
-from memq.pipeline.adapters.chroma_records import (
+from .chroma_records import (
     EPISODE_KEYS,
     Words,
     _dt,
@@ -37,7 +38,6 @@ from memq.pipeline.adapters.chroma_records import (
     episode_fields,
     pack_passages,
 )
-from memq.pipeline.ports import Vector
 
 Rows = tuple[list[str], list[Vector], list[dict[str, Any]]]  # ids, vectors, metadata
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from memq.pipeline import ids
-from memq.pipeline.errors import PermanentError
-from memq.pipeline.ports import Hit, Vector
-from memq.schemas import StoredMemory, Turn, turn_ref
+from ...schemas import StoredMemory, Turn, turn_ref
+from .. import ids
+from ..errors import PermanentError
+from ..ports import Hit, Vector
 
 # episode ids -> those turns with their words (the graph's: TextIndex.turns)
 Words = Callable[[list[str]], dict[str, Hit]]

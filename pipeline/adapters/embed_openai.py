@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import openai
 
-from memq.pipeline.errors import PermanentError, TransientError
-from memq.pipeline.ports import Vector
+from ..errors import PermanentError, TransientError
+from ..ports import Vector
 
 
 class OpenAIEmbedder:

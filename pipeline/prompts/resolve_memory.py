@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from memq.pipeline.ports import Decision, Judgement
-from memq.pipeline.prompts import AnswerError, describe_validation_error, load_json
-from memq.schemas import CandidateMemory, StoredMemory
+from ...schemas import CandidateMemory, StoredMemory
+from ..ports import Decision, Judgement
+from . import AnswerError, describe_validation_error, load_json
 
 VERSION = "resolve-memory-1"
 

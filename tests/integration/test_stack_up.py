@@ -45,7 +45,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel in a venv of its own: its ``bin/`` (memq, python, chroma)."""
     root = tmp_path_factory.mktemp("stack-wheel")
     env = _clean_env()
-    for argv in ([sys.executable, "-m", "build", "--wheel", "--outdir", root / "dist", REPO],
+    for argv in ([sys.executable, "-m", "build", "--outdir", root / "dist", REPO],
                  [sys.executable, "-m", "venv", root / "venv"]):
         res = _run(argv, env, root, timeout=600)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]

@@ -68,16 +68,19 @@ def _venv(root: Path, name: str, wheel: Path, extra: str) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built from the sdist (build's default), as a user's pip would, which also leaves no
+    build/ in the checkout."""
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)], out,
+    _run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], out,
          memq_env(), timeout=600)
     (found,) = out.glob("memq-*.whl")
     return found
 
 
 def _tree() -> set[str]:
-    """Every file of the three source folders, as the wheel should hold it."""
-    out = set()
+    """Every file of the three source folders, and the root's own two, as the wheel should hold
+    them."""
+    out = {"memq/__init__.py", "memq/py.typed"}
     for folder in ("schemas", "pipeline", "workers"):
         for path in (REPO / folder).rglob("*"):
             rel = path.relative_to(REPO)
@@ -85,10 +88,7 @@ def _tree() -> set[str]:
                 continue
             if rel.parts[:2] == ("workers", "clients"):  # other languages' (npm)
                 continue
-            if rel.parts[:2] == ("workers", "root"):
-                out.add("memq/" + "/".join(rel.parts[2:]))
-            else:
-                out.add("memq/" + rel.as_posix())
+            out.add("memq/" + rel.as_posix())
     return out
 
 

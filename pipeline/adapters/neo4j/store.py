@@ -26,12 +26,12 @@ import neo4j
 import neo4j.exceptions as nx
 from pydantic import ValidationError
 
-from memq.pipeline import ids, recall
-from memq.pipeline.check import GraphMemory
-from memq.pipeline.errors import PermanentError, StaleVersion, TransientError
-from memq.pipeline.merge import ended_on
-from memq.pipeline.ports import Changed, Hit, PlanView, SlotHolder, UserVersion
-from memq.schemas import AuditEntry, StoredMemory, Turn, turn_ref
+from ....schemas import AuditEntry, StoredMemory, Turn, turn_ref
+from ... import ids, recall
+from ...check import GraphMemory
+from ...errors import PermanentError, StaleVersion, TransientError
+from ...merge import ended_on
+from ...ports import Changed, Hit, PlanView, SlotHolder, UserVersion
 
 INCLUDE = "// include: "
 RETRIES = 5  # of a statement that hit a retryable error (a deadlock)

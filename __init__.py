@@ -1,7 +1,7 @@
 """memq: the write pipeline for AI-agent long-term memory.
 
-The import root. Its source is ``workers/root/`` and ``pyproject.toml`` maps the repository's
-top-level folders under it: ``memq.schemas`` (the contract), ``memq.pipeline`` (the pure core
+The import root: the repository's root is this package and its top-level folders are its
+subpackages: ``memq.schemas`` (the contract), ``memq.pipeline`` (the pure core
 and its adapters), ``memq.workers`` (Celery app ``memq.workers.app``, tasks, CLI, HTTP API).
 
 An agent needs only::
@@ -30,9 +30,9 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memq.workers.api import AsyncClient, Client
-    from memq.workers.http_client import ApiError, AsyncHttpClient, HttpClient
-    from memq.workers.mem0 import AsyncMemory, Memory
+    from .workers.api import AsyncClient, Client
+    from .workers.http_client import ApiError, AsyncHttpClient, HttpClient
+    from .workers.mem0 import AsyncMemory, Memory
 
 
 
@@ -43,7 +43,7 @@ def _version() -> str:
         import tomllib  # noqa: PLC0415
         from pathlib import Path  # noqa: PLC0415
 
-        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        pyproject = Path(__file__).resolve().parent / "pyproject.toml"
         try:
             return str(tomllib.loads(pyproject.read_text())["project"]["version"]) + "+source"
         except (OSError, KeyError, tomllib.TOMLDecodeError):
@@ -58,15 +58,15 @@ __all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "AsyncMemory", "Client"
 
 def __getattr__(name: str) -> Any:
     if name in ("Client", "AsyncClient"):
-        from memq.workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
+        from .workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
 
         return getattr(api, name)
     if name in ("Memory", "AsyncMemory"):
-        from memq.workers import mem0  # noqa: PLC0415
+        from .workers import mem0  # noqa: PLC0415
 
         return getattr(mem0, name)
     if name in ("HttpClient", "AsyncHttpClient", "ApiError"):
-        from memq.workers import http_client  # noqa: PLC0415
+        from .workers import http_client  # noqa: PLC0415
 
         return getattr(http_client, name)
     raise AttributeError(f"module 'memq' has no attribute {name!r}")
