@@ -168,8 +168,8 @@ def current_among(graph: GraphStore, user_id: str, lists: Sequence[Sequence[str]
     for the head of each list (``k + HEAD_SLACK`` ids) and, only for the lists whose head held
     fewer than ``k`` current, for the rest of them in a second round trip. Each id looked up
     costs the graph the same, whatever it turns out to be (the measured cost:
-    scripts/results/2026-12-07-figures-from-comments.md): 8 candidates' 20 neighbours
-    were 160 lookups where 64 nearly always do."""
+    scripts/results/2026-12-07-figures-from-comments.md): a batch's candidates' full lists
+    are many more lookups than their heads, which nearly always suffice."""
     head = k + HEAD_SLACK
     found = {m.id: m for m in graph.near_current(user_id, [near[:head] for near in lists], k)}
     # `found` holds only current memories, among them each head's first k current (another

@@ -10,9 +10,9 @@ primary key ``seq_id``, but each write runs, for its own collection::
     SELECT ... FROM embeddings_queue WHERE topic = ? AND seq_id > ? ORDER BY seq_id   -- read
     DELETE FROM embeddings_queue WHERE topic = ? AND seq_id < ?                       -- purge
 
-and both walk the other collections' rows too: about 1 ms of Chroma's CPU per 1,000 log rows
-on every write (measured: 21 ms per write on an empty store, 77 ms with 120 users of 500
-records). An index on ``(topic, seq_id)`` turns both into range lookups: 20-22 ms at 120 users.
+and both walk the other collections' rows too, so every write's cost grows with the whole
+log (the measurements: scripts/results/2026-12-07-figures-from-comments.md). An index on
+``(topic, seq_id)`` turns both into range lookups, whatever the log's size.
 
 It only adds an index: Chroma's rows, its migrations (checked by file hash) and its
 durability are untouched, and ``IF NOT EXISTS`` makes it safe to run at every start. Build it
