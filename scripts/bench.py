@@ -396,7 +396,10 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
 
     sys.path.insert(0, os.path.dirname(__file__))
     from compare import _forget, bundled_turns
+    from own_redis import flush_own, require_own
 
+    load = Coord.from_url(Settings(redis_db=int(LOAD_DB)).redis_url)  # what the workers read
+    require_own(load.r, "bench (busy workers)")  # emptied on the way out
     tag = uuid.uuid4().hex[:6]
     users = set()
     lines = []
@@ -407,7 +410,6 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
     env = {**os.environ, "MEMQ_REDIS_DB": LOAD_DB, "C_FORCE_ROOT": "1"}
     subprocess.run([sys.executable, "-m", "memq.workers.cli", "enqueue", "-"], env=env,
                    input="\n".join(lines), text=True, check=True, stdout=subprocess.DEVNULL)
-    load = Coord.from_url(Settings(redis_db=int(LOAD_DB)).redis_url)  # what the workers read
     queued = outbox.inflight(load)
     procs = [subprocess.Popen([sys.executable, "-m", "memq.workers.cli", "worker",
                                "--concurrency", "1", "-n", f"enqload{i}@%h"], env=env,
@@ -428,7 +430,7 @@ def _busy_workers(n: int, reps: int) -> Iterator[None]:
                 os.killpg(p.pid, 15)
         for p in procs:
             p.wait(timeout=60)
-        load.r.flushdb()
+        flush_own(load.r, "bench (busy workers)")
         _forget(users)
 
 
@@ -443,9 +445,13 @@ def bench_enqueue(args: argparse.Namespace) -> None:
     CPU time the hypervisor took (steal, /proc/stat): a vCPU not running is a wait no
     scheduler setting on the guest can shorten."""
     os.environ["MEMQ_REDIS_DB"] = "12"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from own_redis import flush_own, require_own
+
     from memq.workers import wiring
     from memq.workers.api import StoresClient
 
+    require_own(wiring.coord().r, "bench enqueue")  # emptied after
     client = StoresClient()  # the stores' ids: the bench names its users
     rng = random.Random(5)
     words = ["the", "user", "said", "they", "will", "move", "to", "lisbon", "next", "spring",
@@ -491,7 +497,7 @@ def bench_enqueue(args: argparse.Namespace) -> None:
         share = (steal1[0] - steal0[0]) / (steal1[1] - steal0[1])
         print(f"the host: its hypervisor took {100 * share:.1f}% of this machine's CPU time "
               f"during the run (steal)")
-    wiring.coord().r.flushdb()
+    flush_own(wiring.coord().r, "bench enqueue")
 
 
 def _steal() -> tuple[int, int] | None:
@@ -839,6 +845,9 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
 
     import redis
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from own_redis import Expected, flush_own, require_own
+
     from memq.schemas import IngestBatch
     from memq.workers import mailbox, outbox
     from memq.workers.client import enqueue
@@ -860,6 +869,10 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
                 break
             except redis.ConnectionError:
                 time.sleep(0.05)
+        # the port was free when asked; the server answering on it must be the child above
+        own = Expected(Path(folder), proc.pid, "this bench (a scratch redis-server)",
+                       remedy="another process took the scratch port first: run it again")
+        require_own(r, "bench streams", own)
         os.environ["MEMQ_REDIS_URL"] = url
         batch = IngestBatch.model_validate({"user_id": "u1", "session_id": "s1", "turns": [{
             "turn_id": "t", "role": "user", "content": "x" * 156,
@@ -885,7 +898,7 @@ def bench_streams(args: argparse.Namespace) -> None:  # noqa: PLR0915  (two runs
         con, cpu = time.perf_counter() - t0, redis_us()
         print(f"outbox  : {done} deliveries; enqueue {1e6 * enq / n:.0f} us, consume + finish "
               f"{1e6 * con / n:.0f} us; Redis CPU {cpu / n:.1f} us a delivery")
-        r.flushdb()
+        flush_own(r, "bench streams", own)
         r.config_resetstat()
         r.xgroup_create("s:extract", "workers", id="0", mkstream=True)
         payload = batch.model_dump_json()

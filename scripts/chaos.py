@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import stress
+from own_redis import flush_own
 
 REPO = Path(__file__).resolve().parents[1]
 FAULTS = ("kill", "pause", "chroma-down", "neo4j-down", "redis-restart", "llm-storm",
@@ -177,7 +178,7 @@ def run_fault(name: str, args: argparse.Namespace) -> dict[str, Any]:
     run = uuid.uuid4().hex[:6]
     plans, batches, extra, huge_user = build_input(name, args, rng, run, parse_lines)
     coord = wiring.coord()
-    coord.r.flushdb()
+    flush_own(coord.r, "chaos")  # only a Redis scripts/services started from MEMQ_HOME
     env = {**os.environ, "C_FORCE_ROOT": "1"}
     llm = _start_llm(env, 0.3, args.duration) if name == "llm-storm" else None
     logdir = Path(os.environ.get("MEMQ_HOME", REPO / ".memq")) / "logs"
