@@ -29,7 +29,7 @@ from datetime import datetime
 from ..schemas import AuditEntry, StoredMemory, Turn, turn_ref
 from . import ids, recall
 from .errors import StaleVersion
-from .merge import ended_on
+from .merge_time import ended_on
 from .ports import Changed, Hit, PlanView, SlotHolder, UserVersion, Vector
 
 # Lucene's standard tokenizer (under the english analyzer): a Han character is a word of its

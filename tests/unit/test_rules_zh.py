@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memq.pipeline.merge import _same_fact
+from memq.pipeline.merge_time import _same_fact
 from memq.pipeline.predicates import Predicates
 from memq.pipeline.rules import RuleExtractor
 from memq.pipeline.rules_zh import read

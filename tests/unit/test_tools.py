@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memq.pipeline import tools
-from memq.pipeline.merge import _same_fact
+from memq.pipeline.merge_time import _same_fact
 from memq.pipeline.predicates import Predicates
 from memq.pipeline.rules import RuleExtractor
 from memq.schemas import CandidateMemory, Turn
