@@ -46,6 +46,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..pipeline import console as view
 from . import auth, problems, wiring
+from .http_deps import Caller
 
 log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent / "ui"
@@ -133,8 +134,6 @@ def _viewer(request: Request, scope: str = "read") -> Viewer:
 
 def _record(request: Request, viewer: Viewer, user_id: str) -> None:
     """The view of a user goes to the tenant's access record (the API's middleware)."""
-    from .http import Caller  # noqa: PLC0415
-
     request.state.caller = Caller(viewer.key, [user_id])
 
 
@@ -363,7 +362,7 @@ def _view_why(router: APIRouter) -> None:
         block = ""
         if q and q.strip():
             from .api import StoresClient  # noqa: PLC0415
-            from .lifecycle import search_explained  # noqa: PLC0415
+            from .search import search_explained  # noqa: PLC0415
 
             now = datetime.now(UTC)
             hits = search_explained(internal, q, k, now)
