@@ -23,7 +23,7 @@ from pathlib import Path
 from . import procs
 from .stack_setup import (
     LAUNCHER,
-    NEO4J_VERSION,
+    Config,
     StackError,
     ensure_chroma,
     ensure_neo4j,
@@ -36,31 +36,6 @@ SERVICES = ("redis", "neo4j", "chroma")
 COMPONENTS = (*SERVICES, "worker", "beat", "server")
 PORT_SETTING = {"redis": "MEMQ_REDIS_PORT", "neo4j": "MEMQ_NEO4J_PORT",
                 "chroma": "MEMQ_CHROMA_PORT", "server": "memq up --api-port"}
-
-
-@dataclass(frozen=True)
-class Config:
-    home: Path
-    cache: Path
-    redis_port: int = 6379
-    neo4j_port: int = 7687
-    chroma_port: int = 8000
-    api_port: int = 8080
-    neo4j_heap: str = "512m"
-    neo4j_pagecache: str = "128m"
-    neo4j_checkpoint_s: int = 60
-    neo4j_java_opts: str = ""
-    chroma_bin: Path = Path(sys.executable).parent / "chroma"
-    chroma_log_index: bool = False
-    python: str = sys.executable
-
-    @property
-    def logs(self) -> Path:
-        return self.home / "logs"
-
-    @property
-    def neo4j_lib(self) -> Path:
-        return self.cache / f"neo4j-{NEO4J_VERSION}" / "lib"
 
 
 def config(home: str | None = None, api_port: int = 8080) -> Config:

@@ -5,6 +5,7 @@ Debian's packages (redis-server; java 17 and maven for Neo4j) come from apt only
 as root where apt-get exists, as on a fresh CI machine; anywhere else the line names the
 package. Neo4j 5 Community's jars come from Maven Central once, into
 ``MEMQ_CACHE/neo4j-<version>/lib`` (the launcher and its pom ship in memq: workers/neo4j/).
+The stack's :class:`Config` is defined here too; workers/stack.py starts what this installs.
 """
 
 from __future__ import annotations
@@ -14,15 +15,42 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .stack import Config
 
 NEO4J_VERSION = "5.26.0"
 LAUNCHER = Path(__file__).resolve().parent / "neo4j"
 JAVA_MIN = 17
+
+
+@dataclass(frozen=True)
+class Config:
+    """The local stack's configuration (``stack.config`` reads it from the settings): here,
+    beside the installers that take it, so that ``workers/stack.py`` builds on this module
+    and not the other way round."""
+
+    home: Path
+    cache: Path
+    redis_port: int = 6379
+    neo4j_port: int = 7687
+    chroma_port: int = 8000
+    api_port: int = 8080
+    neo4j_heap: str = "512m"
+    neo4j_pagecache: str = "128m"
+    neo4j_checkpoint_s: int = 60
+    neo4j_java_opts: str = ""
+    chroma_bin: Path = Path(sys.executable).parent / "chroma"
+    chroma_log_index: bool = False
+    python: str = sys.executable
+
+    @property
+    def logs(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def neo4j_lib(self) -> Path:
+        return self.cache / f"neo4j-{NEO4J_VERSION}" / "lib"
 
 
 class StackError(Exception):

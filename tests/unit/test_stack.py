@@ -17,6 +17,7 @@ import pytest
 from memq.workers import procs, stack
 from memq.workers.stack_setup import (
     LAUNCHER,
+    Config,
     StackError,
     java_major,
     mvn_argv,
@@ -24,10 +25,10 @@ from memq.workers.stack_setup import (
 )
 
 
-def _cfg(tmp_path: Path, **kw: object) -> stack.Config:
-    return stack.Config(home=tmp_path / "home", cache=tmp_path / "cache", redis_port=36379,
-                        neo4j_port=37687, chroma_port=38000, api_port=38080,
-                        **kw)  # type: ignore[arg-type]
+def _cfg(tmp_path: Path, **kw: object) -> Config:
+    return Config(home=tmp_path / "home", cache=tmp_path / "cache", redis_port=36379,
+                  neo4j_port=37687, chroma_port=38000, api_port=38080,
+                  **kw)  # type: ignore[arg-type]
 
 
 def _pairs(argv: list[str]) -> dict[str, str]:
@@ -213,7 +214,7 @@ def test_a_port_held_by_a_stranger_is_refused_by_name(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         assert procs.port_open(port)
         cfg = _cfg(tmp_path)
-        cfg = stack.Config(**{**cfg.__dict__, "redis_port": port})
+        cfg = Config(**{**cfg.__dict__, "redis_port": port})
         (cfg.home / "redis").mkdir(parents=True)
         with pytest.raises(StackError) as err:
             stack._begin(cfg, stack.components(cfg)["redis"])

@@ -16,6 +16,7 @@ import pytest
 from memq.pipeline import recall
 from memq.workers import stack, warm
 from memq.workers.auth import tenant_user
+from memq.workers.stack_setup import Config
 
 
 def bucket(size: int) -> int:
@@ -143,8 +144,8 @@ def test_a_failed_warm_up_does_not_keep_the_server_unready(
 
 def test_memq_up_waits_for_the_server_to_be_ready_for_reads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = stack.Config(home=tmp_path / "home", cache=tmp_path / "cache", redis_port=36379,
-                       neo4j_port=37687, chroma_port=38000, api_port=38080)
+    cfg = Config(home=tmp_path / "home", cache=tmp_path / "cache", redis_port=36379,
+                 neo4j_port=37687, chroma_port=38000, api_port=38080)
     server = stack.components(cfg)["server"]
     asked: list[str] = []
     warming = [True]
