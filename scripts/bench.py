@@ -240,7 +240,7 @@ def bench_dedupe(args: argparse.Namespace) -> None:
 
 
 def bench_search(args: argparse.Namespace) -> None:
-    """In-process ``memq.workers.lifecycle.search`` (read-only, k=10) for one user holding
+    """In-process ``memq.workers.search.search`` (read-only, k=10) for one user holding
     --memories memories and --episodes raw turns (random words from a 400-word vocabulary,
     clustered vectors; a tenth of the memories superseded): p50/p95 over --queries queries,
     then the wall time of ``memq search`` from the shell (a new process each time). With
@@ -249,7 +249,7 @@ def bench_search(args: argparse.Namespace) -> None:
 
     from memq.schemas import Kind, Status, StoredMemory, Turn
     from memq.workers import auth, wiring
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     chroma, graph = wiring.chroma(), wiring.graph()
     model = wiring.ports().embedder.model_id
@@ -597,7 +597,7 @@ def bench_recall(args: argparse.Namespace) -> None:
 
     from memq.workers import wiring
     from memq.workers.api import StoresClient as Client  # the stores' ids
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     convs = corpus(args.seed)
     if args.conversations:

@@ -219,7 +219,7 @@ def _mean(xs: Sequence[float]) -> float:
 def run(args: Any, ingest: Callable[..., float]) -> dict[str, Any]:
     from memq.workers import wiring
     from memq.workers.api import StoresClient as Client  # the stores' ids
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     try:
         fmt, convs = load(args.dataset)
@@ -271,7 +271,7 @@ def _rank_all(convs: Sequence[Conversation], before: dict[tuple[str, str], list[
     """Every question asked of memq and of each signal alone: one row per question (ids and
     scores, no text), and memq's search latencies."""
     from memq.workers import wiring
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     graph, chroma, embed = wiring.graph(), wiring.chroma(), wiring.embedder()
     rows: list[dict[str, Any]] = []
@@ -314,7 +314,7 @@ def _emit(report: dict[str, Any], systems: Sequence[str], out: str, png: str) ->
 def _unconsolidated(convs: Sequence[Conversation], k: int,
                     now: datetime) -> dict[tuple[str, str], list[Any]]:
     """Every question's list as it is, then the consolidation job on every user."""
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     before = {(c.user_id, q.text): search(c.user_id, q.text, k, q.at(now))
               for c in convs for q in c.questions}
@@ -467,7 +467,7 @@ def sweep(args: Any) -> dict[str, Any]:
     from dataclasses import replace
 
     from memq.pipeline import recall
-    from memq.workers.lifecycle import search
+    from memq.workers.search import search
 
     fmt, convs = load(args.dataset)
     fuse, kept = recall.fuse_explained, []

@@ -202,7 +202,7 @@ class Client:
         superseded), ``since`` / ``until`` (event time); filtered, the best k of a deeper
         list."""
         _check_k(k)
-        from .lifecycle import search  # noqa: PLC0415
+        from .search import search  # noqa: PLC0415
 
         filtered = any(f is not None for f in (threshold, types, kinds, since, until,
                                                statuses))

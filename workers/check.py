@@ -16,7 +16,7 @@ import structlog
 from ..pipeline import service
 from ..pipeline.check import Drift, find_drift, latest_snapshots, plan_repair
 from . import section, wiring
-from .tasks import publish_apply
+from .publish import publish_apply
 
 log = structlog.get_logger(__name__)
 

@@ -13,7 +13,8 @@ every wait uses. What is done with the state lives with its concern, as function
     workers.mailbox      posting to a user's mailbox, finishing deliveries, the turn ledger
     workers.forgotten    the forgotten marker, and what forgetting removes here
     workers.deadletters  dead letters
-    workers.events       webhook events (emitting, subscriptions, dispatch)
+    workers.event_stream webhook events: emitting them, the subscriptions (delivered by
+                         workers.events)
     workers.queues       the broker's queues: publishing, inspection
     workers.counters     the benches' and stress runs' counters
 

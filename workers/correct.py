@@ -11,7 +11,8 @@ from ..pipeline import service
 from ..pipeline.correct import correction
 from ..pipeline.errors import StaleVersion, TransientError
 from ..schemas import StoredMemory
-from . import section, wiring
+from . import event_stream, section, wiring
+from .publish import publish_apply
 
 log = structlog.get_logger(__name__)
 
@@ -25,8 +26,6 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
     """The memory ``memory_id`` of ``user_id`` says ``text`` from now on (see
     ``pipeline.correct``); returns the memory as it now is. The old version stays, superseded,
     with the reason in the audit trail."""
-    from .tasks import publish_apply  # noqa: PLC0415
-
     s, now = wiring.settings(), now or datetime.now(UTC)
     with section.hold(wiring.coord(), user_id, s.lock_lease_s, 2 * s.lock_lease_s,
                       publish_apply) as token:
@@ -48,7 +47,5 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
             raise TransientError(f"user {user_id} changed meanwhile; correct again") from exc
         log.info("corrected memory", user_id=user_id, memory_id=memory_id,
                  into=plan.writes[0].memory.id)
-        from .tasks import memory_events  # noqa: PLC0415
-
-        memory_events(wiring.coord(), user_id, plan.audit)
+        event_stream.memory_events(wiring.coord(), user_id, plan.audit)
         return plan.writes[0].memory

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from . import events
+from . import event_stream
 from .coord import Coord
 from .layout import (
     FINISHED,
@@ -54,7 +54,7 @@ def dead_letter(coord: Coord, delivery_id: str, user_id: str | None, stage: str,
             coord.r.hincrby(METRICS, field, 1)
         coord.announce(FINISHED, delivery_id)
         if user_id:
-            events.emit(coord, "delivery.dead_lettered", user_id, delivery_id=delivery_id)
+            event_stream.emit(coord, "delivery.dead_lettered", user_id, delivery_id=delivery_id)
     return recorded
 
 

@@ -8,14 +8,14 @@ Events (ids only, never text: a subscriber reads what it may with its own key):
     memory.superseded        a memory is no longer current (a newer fact, a correction)
     memory.forgotten         a memory (memory_id "*": the whole user) was forgotten
 
-The write path only appends an event to a Redis stream (``emit``; nothing at all when no
-tenant has a webhook), so a slow or dead subscriber never slows it. Every worker runs a
-dispatcher thread: it reads the stream in a consumer group (blocking, not polling), POSTs
-each event to its tenant's URL (the tenant is the user id's prefix, ``acme:`` for
-``acme:u42``; a subscription for tenant ``*`` gets every event, user ids as the stores
-have them), and on failure tries again with backoff (2, 4, 8 … s, at most 10 min apart, 12
-tries), then gives up into ``memq:hooks:dead``. A worker that dies mid-dispatch leaves its
-events pending; another worker claims them after a minute.
+The write path only appends an event to a Redis stream (``workers.event_stream``; nothing at
+all when no tenant has a webhook), so a slow or dead subscriber never slows it. Every worker
+runs a dispatcher thread: it reads the stream in a consumer group (blocking, not polling),
+POSTs each event to its tenant's URL (the tenant is the user id's prefix, ``acme:`` for
+``acme:u42``; a subscription for tenant ``*`` gets every event, user ids as the stores have
+them), and on failure tries again with backoff (2, 4, 8 … s, at most 10 min apart, 12 tries),
+then gives up into ``memq:hooks:dead``. A worker that dies mid-dispatch leaves its events
+pending; another worker claims them after a minute.
 
 A request: ``POST <url>`` with the JSON event, ``X-Memq-Event-Id`` (the idempotency key: the
 same event, delivered again, has the same id) and ``X-Memq-Signature: sha256=<hex>``, the
@@ -32,84 +32,23 @@ import secrets
 import socket
 import threading
 import time
-import weakref
-from collections.abc import Sequence
-from contextlib import suppress
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import redis
 import structlog
 
 from . import layout, wiring
-from .coord import Coord
+from .event_stream import hooks, remove_hook, set_hook
+
+# remove_hook: `memq webhooks remove` takes it from here, beside subscribe
+__all__ = ["Dispatcher", "remove_hook", "sign", "start", "subscribe", "subscriptions"]
 
 log = structlog.get_logger(__name__)
 
 MAX_TRIES = 12
 TIMEOUT_S = 5.0
 CLAIM_IDLE_MS = 60_000
-HOOKS_CACHE_S = 5.0
-
-
-# -- emitting: ids only, into one stream, when anyone subscribed ------------------------------
-# per Coord: whether any tenant had a webhook, and when that was asked (monotonic)
-_hooked: weakref.WeakKeyDictionary[Coord, tuple[bool, float]] = weakref.WeakKeyDictionary()
-
-
-def hooked(coord: Coord) -> bool:
-    """Whether any tenant has a webhook (asked again after HOOKS_CACHE_S): the write path
-    emits nothing when none has."""
-    on, at = _hooked.get(coord, (False, float("-inf")))
-    now = time.monotonic()
-    if now - at > HOOKS_CACHE_S:
-        # its node down (a cluster): as last known, asked again after HOOKS_CACHE_S
-        with suppress(redis.RedisError):
-            on = bool(coord.r.exists(layout.HOOKS))
-        _hooked[coord] = (on, now)
-    return on
-
-
-def emit_into(pipe: Any, kind: str, user_id: str, **ids: str) -> None:
-    """One event onto a pipeline (the caller's round trip; ``hooked`` asked first)."""
-    key = "\x1f".join([kind, user_id, *(f"{k}={v}" for k, v in sorted(ids.items()))])
-    event_id = "ev_" + hashlib.sha256(key.encode()).hexdigest()[:24]
-    pipe.xadd(layout.EVENTS, {"id": event_id, "type": kind, "user": user_id,
-                            "at": repr(time.time()), **ids},
-              maxlen=layout.EVENTS_MAX, approximate=True)
-
-
-def emit(coord: Coord, kind: str, user_id: str, many: Sequence[dict[str, str]] = (),
-         **ids: str) -> None:
-    """One event (``ids``), or one per entry of ``many``, when anyone subscribed."""
-    if not hooked(coord):
-        return
-    pipe = coord.r.pipeline(transaction=False)
-    for entry in many or [ids]:
-        emit_into(pipe, kind, user_id, **entry)
-    pipe.execute()
-
-
-def _ask_again(coord: Coord) -> None:
-    """The subscriptions changed: ``hooked`` asks Redis at its next call."""
-    _hooked[coord] = (_hooked.get(coord, (False, 0.0))[0], float("-inf"))
-
-
-def set_hook(coord: Coord, tenant: str, subscription: str) -> None:
-    coord.r.hset(layout.HOOKS, tenant, subscription)
-    _ask_again(coord)
-
-
-def remove_hook(coord: Coord, tenant: str) -> bool:
-    _ask_again(coord)
-    return bool(coord.r.hdel(layout.HOOKS, tenant))
-
-
-def hooks(coord: Coord) -> dict[str, str]:
-    return cast(dict[str, str], coord.r.hgetall(layout.HOOKS))
-
-
-# -- subscribing and dispatching ----------------------------------------------------------------
 
 
 def sign(secret: str, body: bytes) -> str:

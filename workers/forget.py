@@ -41,7 +41,6 @@ HTTP API's access record keeps who asked). Logs carry ids and counts, never cont
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import time
@@ -56,9 +55,10 @@ import structlog
 from ..pipeline import ids
 from ..pipeline.errors import TransientError
 from ..schemas import AuditEntry, Operation
-from . import deadletters, events, forgotten, queues, scrub, section, wiring
+from . import deadletters, event_stream, forgotten, queues, scrub, section, wiring
 from .coord import Coord
-from .wire import QUEUE_PAGE, QUEUES
+from .publish import publish_apply
+from .wire import QUEUE_PAGE, QUEUES, message_args
 
 log = structlog.get_logger(__name__)
 
@@ -98,26 +98,6 @@ class ForgetReport:
 
 
 # -- pure: which Redis entries belong to the user -------------------------------------------
-def _decode_body(message: dict[str, Any]) -> Any:
-    body = message.get("body")
-    if not isinstance(body, str):
-        return body
-    encoding = (message.get("properties") or {}).get("body_encoding")
-    if encoding == "base64":
-        body = base64.b64decode(body).decode("utf-8")
-    return json.loads(body)
-
-
-def message_args(raw: str) -> list[Any] | None:
-    """The positional arguments of a kombu message as the Redis transport keeps it in a queue
-    list (the body is ``[args, kwargs, embed]``); None when unreadable."""
-    try:
-        args = _decode_body(json.loads(raw))[0]
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-        return None  # binascii.Error is a ValueError
-    return args if isinstance(args, list) and args else None
-
-
 def queued_delivery(raw: str, user_id: str) -> str | None:
     """The delivery id of a kombu message (as the Redis transport stores it in a queue list)
     that is about ``user_id`` ("" for a drain, which has none); None for anything else,
@@ -186,8 +166,6 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
 
 @contextmanager
 def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
-    from .tasks import publish_apply  # noqa: PLC0415
-
     lease = wiring.settings().lock_lease_s
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to
     # run out.
@@ -225,7 +203,7 @@ def forget_user(user_id: str, *, claim_wait_s: float | None = None) -> ForgetRep
                           queued=queued, dead_letters=dead)
     log.info("forgot user", **{k: v for k, v in report.to_json().items() if k != "memory_id"})
     if report.total:
-        events.emit(coord, "memory.forgotten", user_id, memory_id=ALL_MEMORIES)
+        event_stream.emit(coord, "memory.forgotten", user_id, memory_id=ALL_MEMORIES)
         scrub.request(coord.r)  # and from the stores' files (erasure at rest)
     return report
 
@@ -273,6 +251,6 @@ def forget_memory(user_id: str, memory_id: str, *, with_sources: bool = False,
                           episodes=episodes)
     log.info("forgot memory", **report.to_json())
     if report.total:
-        events.emit(coord, "memory.forgotten", user_id, memory_id=memory_id)
+        event_stream.emit(coord, "memory.forgotten", user_id, memory_id=memory_id)
         scrub.request(coord.r)
     return report

@@ -20,7 +20,7 @@ bucket (``{b}`` below) live together:
                              mailbox (a lease; workers.section)
     memq:turns:{b}:<user>    the turns (``<session>/<turn>``) already applied (the ledger)
     memq:forgotten:{b}:<user>  when the user was last forgotten (the marker, workers.forgotten)
-    memq:shard:{b}:<user>    the user's store shards (workers.shards)
+    memq:shard:{b}:<user>    the user's store shards (workers.placement)
     memq:inflight:{b}        deliveries not yet done (``memq wait``)
     memq:deadletter:{b}      list: dead letters with their reasons (workers.deadletters)
     memq:reaper, memq:stats:<name>, memq:metrics   the reaper's turn, counters, metrics
@@ -56,15 +56,16 @@ REAPER = "memq:reaper"  # the reaper pass of the moment (one worker's, for the i
 METRICS = "memq:metrics"  # workers.metrics' series (a hash, one field a series)
 SAMPLES = "memq:metrics:samples"  # workers.metrics.record_sample's points (a capped list)
 STATS = "memq:stats:"  # counters (workers.counters): replans, reaped
-SHARDS = "memq:shard:"  # the shard map's entries (workers.shards), one per placed user
+SHARDS = "memq:shard:"  # the shard map's entries (workers.placement), one per placed user
 
 # Pub/Sub channels: waiting is blocking on one of these, never polling
 RELEASED = "memq:released"  # a user's claim was let go (the message: the claim's key)
 FINISHED = "memq:finished"  # a delivery is done or dead-lettered (the message: its id)
 
 OUTCOME_TTL_S = 7 * 24 * 3600
-# events for webhooks (workers.events): the stream every worker dispatches from, the
-# subscriptions (tenant -> JSON), the retries due (zset: entry -> when), the given-up list
+# events for webhooks (workers.event_stream, workers.events): the stream every worker
+# dispatches from, the subscriptions (tenant -> JSON), the retries due (zset: entry -> when),
+# the given-up list
 EVENTS = "memq:events"
 EVENTS_GROUP = "memq-hooks"
 EVENTS_MAX = 100_000

@@ -10,25 +10,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import structlog
 from celery import Task
 
-from ..pipeline import jobs, lifecycle
+from ..pipeline import jobs
 from ..pipeline.adapters.chroma import Words
 from ..pipeline.errors import TransientError
-from ..pipeline.ports import Hit
-from ..pipeline.recall import Signals
 from ..schemas import IngestBatch, Kind, Turn, turn_ref
 from . import mailbox, section, wiring
 from .app import STRATEGY, app
+from .publish import publish_apply
 from .settings import policy
-from .tasks import publish_apply
 
 log = structlog.get_logger(__name__)
 
@@ -183,60 +179,6 @@ def scrub(self: Job, forgot_at: float | None = None) -> None:
         self.retry_later(exc)
     except (sqlite3.OperationalError, redis.ConnectionError) as exc:  # Chroma busy, Redis away
         self.retry_later(TransientError(f"scrub: {type(exc).__name__}: {str(exc)[:120]}"))
-
-
-# -- search: BM25 and similarity fused, and the recall recorded -----------------------------
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _reads() -> ThreadPoolExecutor:
-    """Threads for a search's concurrent reads; one pool per process (a forked worker child
-    gets its own: threads do not survive a fork)."""
-    global _pool  # noqa: PLW0603
-    if _pool is None or _pool[0] != os.getpid():
-        _pool = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="memq-read"))
-    return _pool[1]
-
-
-def search(user_id: str, query: str, k: int, now: datetime, *, record: bool = False
-           ) -> list[Hit]:
-    """``pipeline.search.search`` on the stores, its reads overlapping in a thread pool.
-    ``record``: the current memories returned count as recalled (importance up, decay clock
-    reset)."""
-    from ..pipeline.search import search as ranked  # noqa: PLC0415
-
-    graph, chroma = wiring.stores_for(user_id)
-    hits = ranked(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
-                  policy(wiring.settings()), submit=_reads().submit)
-    # what the search found by a signal, not what filled the list
-    recalled = [h.id for h in hits if h.type == "memory" and h.status == "current"
-                and h.score > 0]
-    if record and recalled:
-        _record_recall(user_id, recalled, now)
-    return hits
-
-
-def search_explained(user_id: str, query: str, k: int, now: datetime
-                     ) -> list[tuple[Hit, Signals]]:
-    """:func:`search` (never recorded as a recall), each hit with its ``recall.Signals``:
-    the console's "why this answer"."""
-    from ..pipeline.search import search_explained as explained  # noqa: PLC0415
-
-    graph, chroma = wiring.stores_for(user_id)
-    return explained(graph, chroma, wiring.embedder_of(user_id, chroma), user_id, query, k, now,
-                     policy(wiring.settings()), submit=_reads().submit)
-
-
-def _record_recall(user_id: str, memory_ids: list[str], now: datetime) -> None:
-    """Importance and last access only (partial updates, no claim): a recall racing a merge
-    may lose its boost to the merge's write of the same memory, never the merge's change."""
-    p = policy(wiring.settings())
-    graph = wiring.graph_for(user_id)
-    fresh = {m.id: m for m in graph.get(user_id, memory_ids)}
-    pairs = [(m, lifecycle.recalled(m, now, p)) for m in fresh.values() if m.is_current]
-    boosted = [after for _, after in pairs]
-    graph.record_access(user_id, boosted, [lifecycle.recall_audit(before, after, now)
-                                           for before, after in pairs])
 
 
 def timed(job: str, user_id: str, now: datetime, wait_s: float) -> tuple[jobs.JobResult, float]:

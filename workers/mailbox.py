@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from . import events
+from . import event_stream
 from .coord import Coord
 from .layout import (
     FINISHED,
@@ -49,7 +49,7 @@ def post(coord: Coord, user_id: str, delivery_id: str, enqueued_at: float, event
          shard_epoch: int | None = None) -> Posted:
     """Put an extracted delivery in its user's mailbox, claiming the user with ``token`` when
     nobody has, unless the user was forgotten since ``enqueued_at``, the delivery is gone, or
-    (``shard_epoch``: the placement the extraction wrote its episodes under, workers.shards)
+    (``shard_epoch``: the placement the extraction wrote its episodes under, workers.placement)
     the user moved shards since (see :class:`Posted`)."""
     b = delivery_bucket(delivery_id)
     answer = coord.script("post")(
@@ -102,9 +102,9 @@ def finish(coord: Coord, user_id: str, delivery_ids: Sequence[str],
         pipe.srem(inflight_key(b), d)
         # "done <user>": whose it was stays known (a tenant's API key sees its own only)
         pipe.set(outcome_key(d), f"done {user_id}", ex=OUTCOME_TTL_S)
-    if events.hooked(coord):
+    if event_stream.hooked(coord):
         for d in delivery_ids:
-            events.emit_into(pipe, "delivery.done", user_id, delivery_id=d)
+            event_stream.emit_into(pipe, "delivery.done", user_id, delivery_id=d)
     pipe.execute()
     coord.announce_all(FINISHED, list(delivery_ids))
 

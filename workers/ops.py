@@ -143,7 +143,8 @@ def _chroma(host: str, port: int) -> str:
 
 
 def _store_checks(s: Settings) -> list[Check]:
-    """Every store shard (workers.shards): ``neo4j``, ``neo4j[1]``…, ``chroma``, ``chroma[1]``…"""
+    """Every store shard (workers.placement): ``neo4j``, ``neo4j[1]``…, ``chroma``,
+    ``chroma[1]``…"""
     checks = [_timed("neo4j" if i == 0 else f"neo4j[{i}]", functools.partial(_neo4j, s, uri))
               for i, uri in enumerate(s.graph_uris())]
     checks += [_timed("chroma" if i == 0 else f"chroma[{i}]",
@@ -291,7 +292,7 @@ def status(s: Settings | None = None) -> dict[str, Any]:
 
     now["replans"] = counters.stat(coord, "replans")
     now["freshness"] = freshness(read(coord.r))
-    # per store shard (workers.shards): reachable, and how many users were placed on it
+    # per store shard (workers.placement): reachable, and how many users were placed on it
     placed, checks = wiring.shard_map().counts(), _store_checks(s)
     n = len(s.graph_uris())
     now["shards"] = {kind: [{"shard": i, "ok": c.ok, "detail": c.detail, "ms": round(c.ms, 1),

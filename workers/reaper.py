@@ -28,7 +28,8 @@ from kombu.exceptions import OperationalError
 from . import counters, outbox, queues, section, wiring
 from .coord import Coord
 from .layout import REAPER
-from .wire import EXTRACT_QUEUE, QUEUE_PAGE
+from .publish import publish_apply, publish_extract
+from .wire import EXTRACT_QUEUE, QUEUE_PAGE, message_args
 
 log = structlog.get_logger(__name__)
 
@@ -36,8 +37,6 @@ log = structlog.get_logger(__name__)
 def reap(now: float) -> tuple[int, int]:
     """One pass; returns (deliveries re-published, users woken). Does nothing if another
     worker's reaper ran within the interval."""
-    from .tasks import publish_apply, publish_extract  # noqa: PLC0415
-
     coord, s = wiring.coord(), wiring.settings()
     if not _my_turn(coord, s.reaper_interval_s):
         return 0, 0
@@ -80,8 +79,6 @@ def queued_deliveries(coord: Coord, queue: str = EXTRACT_QUEUE,
     what is left to read further on (some messages are read twice), a pop only shortens the
     list. A message pushed meanwhile may be missed, but ``reap`` asks only about deliveries
     due before it read, published before that."""
-    from .forget import message_args  # noqa: PLC0415
-
     found: set[str] = set()
     start = 0
     while True:

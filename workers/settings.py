@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     neo4j_shards: str = Field(default="", json_schema_extra={"shown": "unset"})
     """store shards: more Neo4j instances after the first (bolt URIs, comma-separated; the
     same user, password and database). A user's graph lives in one of them, by a map kept in
-    Redis (workers/shards.py): a user without an entry is on the first, a new user is placed
+    Redis (workers/placement.py): a user without an entry is on the first, a new user is placed
     by its id's hash. Append only: a shard removed or reordered strands its users"""
     chroma_shards: str = Field(default="", json_schema_extra={"shown": "unset"})
     """more Chroma servers after the first (`host:port`, comma-separated), mapped the same way"""

@@ -36,15 +36,14 @@ from pydantic import ValidationError
 
 from ..pipeline import service
 from ..pipeline.errors import InvalidMessage, PermanentError, TransientError
-from ..schemas import AuditEntry, ExtractedBatch, IngestBatch, Operation, StageMessage
+from ..schemas import ExtractedBatch, IngestBatch, StageMessage
 from . import (
     counters,
     deadletters,
-    events,
+    event_stream,
     forgotten,
     mailbox,
     outbox,
-    queues,
     section,
     tracing,
     wiring,
@@ -52,7 +51,7 @@ from . import (
 from .app import STRATEGY, app
 from .coord import Coord
 from .outbox import Delivery
-from .wire import task_message
+from .publish import publish_apply, publish_extract
 
 log = structlog.get_logger(__name__)
 
@@ -96,17 +95,6 @@ def message(raw: Any) -> StageMessage:
     except ValidationError as exc:
         raise InvalidMessage(f"not a StageMessage v1: {exc.error_count()} error(s): "
                              f"{exc.errors()[0]['msg']}") from exc
-
-
-# -- publishing (ids only) -------------------------------------------------------------------
-def publish_extract(delivery_id: str, user_id: str) -> None:
-    body = StageMessage(user_id=user_id, delivery_id=delivery_id).model_dump()
-    queues.publish(wiring.coord(), *task_message("memq.extract", [body]))
-
-
-def publish_apply(user_id: str, token: str) -> None:
-    body = StageMessage(user_id=user_id, token=token).model_dump()
-    queues.publish(wiring.coord(), *task_message("memq.apply", [body]))
 
 
 class Stage(Task):  # type: ignore[misc]
@@ -339,16 +327,6 @@ def drain_round(user_id: str, waiting: list[str]) -> None:
         log.error("dead-lettered", deliveries=len(found), error=type(exc).__name__)
 
 
-def memory_events(coord: Coord, user_id: str, audit: list[AuditEntry]) -> None:
-    """memory.added / memory.superseded for what a commit wrote (workers.events)."""
-    for kind, operations in (("memory.added", (Operation.ADD, Operation.UPDATE)),
-                             ("memory.superseded", (Operation.SUPERSEDE,))):
-        changed = [{"memory_id": e.memory_id, "batch_id": e.batch_id} for e in audit
-                   if e.operation in operations]
-        if changed:
-            events.emit(coord, kind, user_id, many=changed)
-
-
 def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     coord, s, metrics = wiring.coord(), wiring.settings(), wiring.metrics()
     log_ = log.bind(deliveries=len(found))
@@ -385,7 +363,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     if done.committed is not None:
         for operation, n in ops.items():
             metrics.inc("memq_memories_written_total", n, operation=operation)
-        memory_events(coord, user_id, done.plan.audit)
+        event_stream.memory_events(coord, user_id, done.plan.audit)
         log_.info("stored", stage="memq.upsert_chroma", version=done.committed,
                   writes=len(done.plan.writes), audit=len(done.plan.audit),
                   ms=took.get("memq.upsert"))

@@ -110,7 +110,7 @@ def warm_reads(where: str, *, force: bool = False) -> None:
     nothing (read-only). Unless ``MEMQ_WARM=off`` (``force``: asked for by the caller, so done
     anyway); a failure is logged."""
     from . import wiring  # noqa: PLC0415
-    from .lifecycle import search  # noqa: PLC0415
+    from .search import search  # noqa: PLC0415
 
     if not (force or wiring.settings().warm):
         return

@@ -2,7 +2,8 @@
 Redis envelope, built with json and uuid only, so an agent's enqueue (``workers.client``)
 loads neither Celery nor kombu. The workers read these messages through Celery and kombu's
 Redis transport (``workers.broker`` guards that reading); ``tests/unit/test_envelope.py``
-checks this against what Celery's own ``send_task`` writes."""
+checks this against what Celery's own ``send_task`` writes. ``message_args`` reads one back
+as it waits in a queue (the reaper's look for lost messages, forget's purge)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,23 @@ def task_message(task: str, args: list[Any]) -> tuple[str, str]:
             "body_encoding": "base64", "delivery_tag": str(uuid.uuid4()),
         },
     }, separators=(",", ":"))
+
+
+def _decode_body(message: dict[str, Any]) -> Any:
+    body = message.get("body")
+    if not isinstance(body, str):
+        return body
+    encoding = (message.get("properties") or {}).get("body_encoding")
+    if encoding == "base64":
+        body = base64.b64decode(body).decode("utf-8")
+    return json.loads(body)
+
+
+def message_args(raw: str) -> list[Any] | None:
+    """The positional arguments of a kombu message as the Redis transport keeps it in a queue
+    list (the body is ``[args, kwargs, embed]``); None when unreadable."""
+    try:
+        args = _decode_body(json.loads(raw))[0]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None  # binascii.Error is a ValueError
+    return args if isinstance(args, list) and args else None

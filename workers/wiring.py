@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the stores' drivers load on first use: an enqueue-only agen
     from .auth import KeyStore
     from .coord import Coord
     from .metrics import Metrics
-    from .shards import Placement, ShardMap
+    from .placement import Placement, ShardMap
 
 _S = TypeVar("_S")
 
@@ -103,7 +103,7 @@ def llm_usage() -> dict[str, int]:
 
 @cache
 def graphs() -> list[Neo4jGraph]:
-    """Every Neo4j shard, in map order (workers.shards); one without MEMQ_NEO4J_SHARDS."""
+    """Every Neo4j shard, in map order (workers.placement); one without MEMQ_NEO4J_SHARDS."""
     from ..pipeline.adapters.neo4j.store import Neo4jGraph  # noqa: PLC0415
 
     s = settings()
@@ -123,7 +123,7 @@ def chromas() -> list[ChromaStores]:
 
 @cache
 def shard_map() -> ShardMap:
-    from .shards import ShardMap  # noqa: PLC0415
+    from .placement import ShardMap  # noqa: PLC0415
 
     s = settings()
     return ShardMap(coord().r, len(s.graph_uris()), len(s.chroma_addresses()))
@@ -232,7 +232,7 @@ def ports_at(user_id: str, where: Placement) -> Ports:
 
 
 def ports_for(user_id: str) -> Ports:
-    """The ports of the user: its shards' stores (workers.shards), and the embedder of its
+    """The ports of the user: its shards' stores (workers.placement), and the embedder of its
     stored vectors: a user first written under
     another model (the configured one changed since) keeps that model for its writes, so its
     index never mixes two, until ``memq run reembed`` moves it to the configured one. A user

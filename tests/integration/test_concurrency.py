@@ -119,7 +119,7 @@ def test_stress_workers_on_three_hosts_one_link_cut(services: None) -> None:
 
 
 def test_stress_on_two_neo4j_and_three_chroma_one_restarted(services: None) -> None:
-    """Users over 2 Neo4j and 3 Chroma instances (the map in Redis, workers.shards); the
+    """Users over 2 Neo4j and 3 Chroma instances (the map in Redis, workers.placement); the
     second Neo4j stops mid-run and comes back: its users wait, the others go on, nothing is
     lost."""
     # enough work that the other users still have some while the shard is down (with 40

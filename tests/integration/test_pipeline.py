@@ -134,7 +134,7 @@ def test_permanent_failure_goes_to_dead_letter_queue(user_id: str) -> None:
     r.hset(delivery_key(delivery), mapping={"user": user_id, "batch": bad,
                                                   "enqueued_at": "1.0", "state": "queued"})
     r.sadd(inflight_key(delivery_bucket(delivery)), delivery)
-    # published the way enqueue publishes (tasks.publish_extract, on the tests' Redis db)
+    # published the way enqueue publishes (publish.publish_extract, on the tests' Redis db)
     queues.publish(Coord.from_url(REDIS_URL), *task_message(
         "memq.extract", [{"v": "1", "user_id": user_id, "delivery_id": delivery,
                           "token": None}]))

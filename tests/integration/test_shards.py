@@ -1,4 +1,4 @@
-"""Store shards (workers.shards): the map in Redis, and what ops see of it. The sharded
+"""Store shards (workers.placement): the map in Redis, and what ops see of it. The sharded
 stress run with a shard restarted is in test_concurrency.py."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from integration.conftest import (
 )
 from memq.pipeline.errors import TransientError
 from memq.workers.layout import shard_key, user_tag
-from memq.workers.shards import Placement, ShardMap, home
+from memq.workers.placement import Placement, ShardMap, home
 
 pytestmark = pytest.mark.integration
 

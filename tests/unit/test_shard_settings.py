@@ -1,12 +1,12 @@
-"""The store shards' settings (workers.settings) and the placement hash (workers.shards)."""
+"""The store shards' settings (workers.settings) and the placement hash (workers.placement)."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
+from memq.workers.placement import home
 from memq.workers.settings import Settings
-from memq.workers.shards import home
 
 
 def test_the_first_shard_is_the_single_instance_and_the_rest_follow_in_order() -> None:
