@@ -26,8 +26,9 @@ The clients are loaded on first use, so ``import memq`` stays light.
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
+
+from .workers.version import version
 
 if TYPE_CHECKING:
     from .workers.api import AsyncClient, Client
@@ -36,21 +37,7 @@ if TYPE_CHECKING:
 
 
 
-def _version() -> str:
-    try:
-        return metadata.version("memq")
-    except metadata.PackageNotFoundError:  # the source checkout (scripts/bootstrap's tree)
-        import tomllib  # noqa: PLC0415
-        from pathlib import Path  # noqa: PLC0415
-
-        pyproject = Path(__file__).resolve().parent / "pyproject.toml"
-        try:
-            return str(tomllib.loads(pyproject.read_text())["project"]["version"]) + "+source"
-        except (OSError, KeyError, tomllib.TOMLDecodeError):
-            return "0.0.0+unknown"
-
-
-__version__ = _version()
+__version__ = version()
 
 __all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "AsyncMemory", "Client", "HttpClient",
            "Memory", "__version__"]

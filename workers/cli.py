@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from . import cli_data, cli_ops, cli_service, cli_tenants
 from .cli_shared import Commands, UsageError
+from .version import version
 
 # Each command is added by the module of its concern; memq --help lists them in this order.
 _COMMANDS: tuple[Callable[[Commands], None], ...] = (
@@ -26,10 +27,8 @@ _TENANT_HELP = ("the tenant whose user --user names (default MEMQ_TENANT): the s
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(prog="memq", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"memq {__version__}")
+    parser.add_argument("--version", action="version", version=f"memq {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in _COMMANDS:
         add(sub)

@@ -36,6 +36,7 @@ from .http_models import MAX_BODY_ITEMS, TURNS_DEFS
 from .http_search import search_router
 from .http_turns import turns_router
 from .http_users import memories_router, users_router
+from .version import version
 
 # Caller and MAX_BODY_ITEMS: still importable from here, where they were defined before
 __all__ = ["MAX_BODY_ITEMS", "Caller", "create_app", "warm_reads_in_background"]
@@ -57,7 +58,7 @@ def create_app() -> FastAPI:
     settings = wiring.settings()
     wiring.one_blas_thread()  # search's small matrix products (wiring.one_blas_thread)
     auth_on = settings.auth == "on"
-    app = FastAPI(title="memq", version=_version(), docs_url=None, redoc_url=None,
+    app = FastAPI(title="memq", version=version(), docs_url=None, redoc_url=None,
                   description="Long-term memory for AI agents: enqueue turns, read memories. "
                               "Every /v1 route wants `Authorization: Bearer <key>` "
                               "(`memq keys create`).")
@@ -214,9 +215,3 @@ def _offline_docs(app: FastAPI) -> None:
                               redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
                               redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
                               with_google_fonts=False)
-
-
-def _version() -> str:
-    from .. import __version__  # noqa: PLC0415
-
-    return __version__
