@@ -1,13 +1,15 @@
 """The import graph of memq's folders as their files spell it: every import statement at any
 depth (a function's lazy import, one under ``if TYPE_CHECKING:`` too), relative ones resolved
-to module names. Imports run one way, ``schemas`` <- ``pipeline`` <- ``workers``
-(ARCHITECTURE.md), no module imports one that imports it back, however lazily, and importing
-a ``workers`` module does not build the Celery app unless the module defines tasks."""
+to module names. Imports run one way, ``schemas`` <- ``pipeline`` <- ``workers``, and down the
+layer table of ARCHITECTURE.md; no module imports one that imports it back, however lazily;
+importing a ``workers`` module does not build the Celery app unless the module defines tasks."""
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
+import re
 import subprocess
 import sys
 from collections import deque
@@ -162,6 +164,45 @@ def test_imports_run_one_way(lower: str, higher: tuple[str, ...]) -> None:
              if within(name, lower) for target, line in found.items()
              if any(within(target, folder) for folder in higher)]
     assert not wrong, "\n".join(wrong)
+
+
+def layers(text: str) -> list[tuple[str, list[str]]]:
+    """The layer table of ARCHITECTURE.md, top to bottom: each row's name and the file patterns
+    it names (backquoted paths with a folder, and the root's ``__init__.py``)."""
+    section = text.split("| layer, top to bottom |", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in section.splitlines()[2:]:
+        name, files = line.strip("|").split("|", 1)
+        patterns = [p for p in re.findall(r"`([^`]+\.py)`", files)
+                    if "/" in p or p == "__init__.py"]
+        rows.append((name.strip(), patterns))
+    return rows
+
+
+def test_the_layer_reader() -> None:
+    text = ("intro\n\n| layer, top to bottom | its modules |\n|---|---|\n"
+            "| top | `__init__.py`: the face, `x.py` |\n"
+            "| low | `workers/*.py`, the rest |\n\nafter")
+    assert layers(text) == [("top", ["__init__.py"]), ("low", ["workers/*.py"])]
+
+
+def test_imports_follow_the_layers_of_the_architecture_page() -> None:
+    rows = layers((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert len(rows) > 5, "the layer table of ARCHITECTURE.md was not found"
+
+    def row(path: Path) -> int:
+        rel = path.relative_to(ROOT).as_posix()
+        found = next((i for i, (_, patterns) in enumerate(rows)
+                      if any(fnmatch.fnmatch(rel, p) for p in patterns)), None)
+        assert found is not None, f"{rel} is on no row of ARCHITECTURE.md's layer table"
+        return found
+
+    files = modules()
+    rank = {name: row(path) for name, path in files.items()}
+    up = [f"{name}:{line} ({rows[rank[name]][0]}) imports {target} ({rows[rank[target]][0]})"
+          for name, found in graph().items() for target, line in found.items()
+          if rank[target] < rank[name]]
+    assert not up, "imports up the layers of ARCHITECTURE.md:\n" + "\n".join(up)
 
 
 # One fresh process imports the modules in turn: sys.modules only grows, so the first module
