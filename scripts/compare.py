@@ -396,17 +396,18 @@ def mem0_python() -> Path:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", MEM0_NO_DEPS],
                        check=True)
         done.write_text(stamp)
-    # memq's package (only it) on mem0's path: the bench's mem0 embeds through LocalEmbedder
+    # memq's package (only it, no dependencies) in mem0's venv, as an editable install of this
+    # checkout: the bench's mem0 embeds through LocalEmbedder
     import memq
 
-    src = venv / "memq-src"
-    src.mkdir(exist_ok=True)
-    link = src / "memq"
-    if link.is_symlink():
-        link.unlink()
-    link.symlink_to(Path(memq.__file__).parent)
+    root = Path(memq.__file__).resolve().parent
     site = next((venv / "lib").glob("python3*/site-packages"))
-    (site / "memq-src.pth").write_text(f"{src}\n")
+    (site / "memq-src.pth").unlink(missing_ok=True)  # the symlinked tree of earlier runs
+    where = subprocess.run([str(python), "-c", "import memq; print(memq.__file__)"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    if not where or Path(where).resolve().parent != root:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(root)],
+                       check=True)
     return python
 
 
