@@ -28,22 +28,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .workers.version import version
-
 if TYPE_CHECKING:
+    __version__: str
     from .workers.api import AsyncClient, Client
     from .workers.http_client import ApiError, AsyncHttpClient, HttpClient
     from .workers.mem0 import AsyncMemory, Memory
 
-
-
-__version__ = version()
+# Nothing but definitions runs at import: pytest imports the checkout's root as a package of
+# whatever name its folder has (a CI clone's may be no identifier), where no relative import
+# resolves (tests/unit/test_imports.py: test_the_root_imports_alone).
 
 __all__ = ["ApiError", "AsyncClient", "AsyncHttpClient", "AsyncMemory", "Client", "HttpClient",
            "Memory", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from .workers.version import version  # noqa: PLC0415
+
+        return version()
     if name in ("Client", "AsyncClient"):
         from .workers import api  # noqa: PLC0415  (lazy: keeps `import memq` light)
 

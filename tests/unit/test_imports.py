@@ -147,6 +147,16 @@ def test_the_reader_sees_every_import(tmp_path: Path) -> None:
     assert loop({"a": {"b": 1}, "b": {"a": 7}}, ["a", "b"]) == "2 modules, e.g. a:1 -> b:7 -> a"
 
 
+def test_the_root_imports_alone() -> None:
+    """pytest imports the checkout's root ``__init__.py`` under its folder's name, which need
+    not be ``memq`` nor an identifier: it must import outside its package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("not-memq", ROOT / "__init__.py")
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
 def test_no_import_cycle() -> None:
     g = graph()
     assert g.get("memq.workers.tasks"), "the reader found no imports"
