@@ -9,6 +9,8 @@ the graph, the state of record), so a job that was paused while a batch merged
 is refused (StaleVersion, retried) rather than writing old states over new ones. A job with
 many changes commits them in chunks of :data:`COMMIT_CHUNK`, each fenced on the version the
 one before it made; one refused part-way is retried and finds only what is left.
+Consolidation's marks on the turns it used are the graph's too, fenced the same way
+(``GraphStore.mark_consolidated``).
 """
 
 from __future__ import annotations
@@ -115,17 +117,37 @@ def summarize(extractor: Extractor, texts: Sequence[str], at: datetime,
         triples=[Triple(subject="user", predicate="repeatedly_mentions", object=theme)])
 
 
+def unconsolidated_episodes(ports: Ports, user_id: str, fence: Fence) -> list[EpisodeItem]:
+    """The user's turns (role user) not yet consolidated, as the graph says (the state of
+    record), with their words, and their vectors under the embedder's model from the episode
+    index (a turn it has no vector of is left out).
+
+    A turn that only a record written before the graph held this state marks consolidated
+    (``EpisodeVector.legacy_into``) has the mark copied into the graph here, fenced as the
+    job's writes are, and is left out: the graph then leaves it out, so each old mark is
+    read once."""
+    turns = ports.graph.unconsolidated_turns(user_id)
+    held = ports.episodes.episode_vectors(user_id, ports.embedder.model_id,
+                                          [t.id for t in turns])
+    legacy = {i: v.legacy_into for i, v in held.items() if v.legacy_into is not None}
+    if legacy:
+        fence.version = ports.graph.mark_consolidated(user_id, legacy, expected=fence.version)
+    return [EpisodeItem(id=t.id, content=t.content, vector=held[t.id].vector,
+                        event_at=t.event_at, turn_id=t.source_turn_ids[0], speaker=t.speaker)
+            for t in turns if t.id in held and t.id not in legacy]
+
+
 def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
                 memories: Sequence[tuple[StoredMemory, list[float]]],
-                episodes: Sequence[EpisodeItem],
-                mark_episodes: Callable[[list[str], str], None], fence: Fence,
+                episodes: Sequence[EpisodeItem], fence: Fence,
                 is_single: Callable[[str], bool]) -> JobResult:
     """Clusters of >= cluster_min similar episodic memories and episodes, not consolidated
     before, become one semantic memory DERIVED_FROM them; source memories keep importance
-    x 0.3, source episodes are marked. A cluster is consolidated once: the semantic memory's
-    id derives from its members. A summary that is already a current memory is not added
-    again (the sources point at that one); one that states a single-valued fact is not
-    added at all: such facts have a timeline, which only the pipeline places on.
+    x 0.3, source episodes are marked in the graph (fenced: ``GraphStore.mark_consolidated``).
+    A cluster is consolidated once: the semantic memory's id derives from its members. A
+    summary that is already a current memory is not added again (the sources point at that
+    one); one that states a single-valued fact is not added at all: such facts have a
+    timeline, which only the pipeline places on.
 
     Only the user's own turns and memories are sources: a named person's (multi-party chat)
     would be summarised as the user's ("The user got a new Ferrari." of Calvin's), and their
@@ -164,7 +186,8 @@ def consolidate(ports: Ports, user_id: str, now: datetime, policy: Policy, *,
         changed += apply_changes(ports, user_id, "consolidate", Operation.UPDATE, faded, now,
                                  fence)
         if sources:
-            mark_episodes([e.id for e in sources], semantic_id)
+            fence.version = ports.graph.mark_consolidated(
+                user_id, {e.id: semantic_id for e in sources}, expected=fence.version)
     return JobResult("consolidate", user_id, len(items), changed)
 
 

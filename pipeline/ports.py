@@ -6,7 +6,7 @@ client and ONNX; unit tests of the core give the pure steps plain values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -167,6 +167,19 @@ class EpisodeItem:
     speaker: str | None = None  # a named person's turn (multi-party chat), not the user's
 
 
+@dataclass(frozen=True)
+class EpisodeVector:
+    """An episode's vector under one model, as the vector index holds it. ``legacy_into``:
+    the consolidation mark a record written before the graph held that state may carry (the
+    memory the turn was consolidated into; None in every record written since). The graph's
+    mark (``GraphStore.mark_consolidated``) is the truth; this one is read only so that such
+    a turn is not consolidated twice (``jobs.unconsolidated_episodes`` copies it into the
+    graph)."""
+
+    vector: Vector
+    legacy_into: str | None = None
+
+
 class Embedder(Protocol):
     model_id: str
 
@@ -217,7 +230,8 @@ class MemoryStore(Protocol):
 class EpisodeStore(Protocol):
     """Raw turns' vectors, append-only, idempotent by (user, turn id). It keeps no words
     (text, speaker, the producer's metadata): those are the graph's, so a forget that deletes
-    them there leaves nothing of them in the vector store's process or files."""
+    them there leaves nothing of them in the vector store's process or files. Nor state:
+    which turns consolidation has used, and into what, is the graph's too."""
 
     def add(
         self, user_id: str, session_id: str, turns: Sequence[Turn], vectors: Sequence[Vector],
@@ -229,6 +243,12 @@ class EpisodeStore(Protocol):
         ...
 
     def search(self, user_id: str, vector: Vector, model_id: str, k: int) -> list[Hit]: ...
+
+    def episode_vectors(self, user_id: str, model_id: str, episode_ids: Sequence[str]
+                        ) -> dict[str, EpisodeVector]:
+        """The vectors these turns of the user have under ``model_id``; ids it has none of
+        are left out. Which turns to ask for (and their words) is the graph's to say."""
+        ...
 
     def delete_user(self, user_id: str) -> int: ...
 
@@ -321,6 +341,23 @@ class GraphStore(Protocol):
     def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
                      now: datetime) -> int:
         """Raw turns for BM25 recall (idempotent)."""
+        ...
+
+    def unconsolidated_turns(self, user_id: str) -> list[Hit]:
+        """The user's turns of role user that no consolidation has marked, with their words
+        (content, speaker; ``source_turn_ids``: the turn's reference), by event time:
+        consolidation's candidates (their vectors are the vector index's)."""
+        ...
+
+    def mark_consolidated(self, user_id: str, marks: Mapping[str, str], *,
+                          expected: int | None) -> int:
+        """These turns (episode id -> the memory it was consolidated into) marked, fenced as
+        ``apply`` is: only at version ``expected`` (None: any), moving it on by one, and
+        raising StaleVersion (nothing marked) otherwise; returns the new version. The mark is
+        nothing the vector index holds: when it held every write up to the version before,
+        it holds them up to the new one (``projected`` moves too). Ids the user has no turn
+        of are left alone; marking again with the same memory changes nothing but the
+        version."""
         ...
 
     def delete_user(self, user_id: str) -> int: ...

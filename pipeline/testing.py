@@ -11,8 +11,10 @@ core needs no service and no mock. They keep the real semantics that the core re
 - :class:`FencedGraph` is a ``GraphStore``: memory state with the graph's version fence
   (``apply`` commits at the ``expected`` version only (None: any), moves it on by one, and
   raises ``StaleVersion`` otherwise, writing nothing), how far the index holds it
-  (``mark_projected``), the audit trail (which says which batches were applied), and the
-  slot timelines a plan reads (``plan_view``).
+  (``mark_projected``), the audit trail (which says which batches were applied), the
+  slot timelines a plan reads (``plan_view``), and the turns with consolidation's marks on
+  them (``unconsolidated_turns``; ``mark_consolidated``, fenced as ``apply``). The index
+  keeps no such mark, but one an old record carries (``InMemoryIndex.legacy_mark``).
 - :class:`HashEmbedder` embeds deterministically (hashed words, unit length): texts that share
   words are near, as a real model's would be for the cases tests write.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -30,7 +32,7 @@ from ..schemas import AuditEntry, StoredMemory, Turn, turn_ref
 from . import ids, recall
 from .errors import StaleVersion
 from .merge_time import ended_on
-from .ports import Changed, Hit, PlanView, SlotHolder, UserVersion, Vector
+from .ports import Changed, EpisodeVector, Hit, PlanView, SlotHolder, UserVersion, Vector
 
 # Lucene's standard tokenizer (under the english analyzer): a Han character is a word of its
 # own, any other run of word characters one word
@@ -114,6 +116,7 @@ class _Episode:
     vectors: dict[str, Vector] = field(default_factory=dict)  # model id -> vector
     # model id -> its passages' vectors (recall.passages)
     passages: dict[str, list[Vector]] = field(default_factory=dict)
+    legacy_into: str | None = None  # an old record's consolidation mark (legacy_mark)
 
     def cosine(self, vector: Vector, model_id: str) -> float:
         """The turn's cosine: the best of its own vector's and its passages'."""
@@ -162,6 +165,12 @@ class InMemoryIndex:
             if vector is not None:
                 entry.vectors[m.embedding_model] = list(vector)
                 entry.vector_of = ids.content_hash(m.content)
+
+    def legacy_mark(self, user_id: str, episode_id: str, into: str) -> None:
+        """The turn's record as builds before the graph held consolidation's state left it:
+        marked consolidated into ``into`` (for tests of such records; nothing else writes
+        it)."""
+        self._episodes[user_id][episode_id].legacy_into = into
 
     def delete_ids(self, user_id: str, memory_ids: Sequence[str]) -> None:
         mine = self._memories.get(user_id, {})
@@ -241,6 +250,12 @@ class InMemoryIndex:
         return [replace(e.hit, score=score, content="", speaker=None) for score, _, e in
                 sorted(scored, key=lambda t: (-t[0], t[1]))]
 
+    def episode_vectors(self, user_id: str, model_id: str, episode_ids: Sequence[str]
+                        ) -> dict[str, EpisodeVector]:
+        mine = self._episodes.get(user_id, {})
+        return {i: EpisodeVector(list(e.vectors[model_id]), e.legacy_into)
+                for i in episode_ids if (e := mine.get(i)) is not None and model_id in e.vectors}
+
     def cosines(self, user_id: str, record_ids: Sequence[str], vector: Vector, model_id: str,
                 *, memories: bool = False) -> dict[str, float]:
         held: dict[str, _Episode] | dict[str, _Memory] = (
@@ -288,7 +303,8 @@ class FencedGraph:
         self._projected: dict[str, int] = {}
         self._memories: dict[str, dict[str, StoredMemory]] = {}
         self._written: dict[str, dict[str, int]] = {}  # memory id -> version that wrote it
-        self._episodes: dict[str, set[str]] = {}
+        self._episodes: dict[str, dict[str, Hit]] = {}  # episode id -> the turn, words and all
+        self._consolidated: dict[str, dict[str, str]] = {}  # episode id -> memory id
         self.audit_log: dict[str, list[AuditEntry]] = {}
 
     def version(self, user_id: str) -> UserVersion:
@@ -374,12 +390,37 @@ class FencedGraph:
 
     def add_episodes(self, user_id: str, session_id: str, turns: Sequence[Turn],
                      now: datetime) -> int:
-        mine = self._episodes.setdefault(user_id, set())
-        mine.update(turn_ref(session_id, t.turn_id) for t in turns)
+        mine = self._episodes.setdefault(user_id, {})
+        for t in turns:
+            ref = turn_ref(session_id, t.turn_id)
+            mine[ids.episode_id(user_id, ref)] = Hit(
+                id=ids.episode_id(user_id, ref), type="episode", content=t.content, score=0.0,
+                event_at=t.timestamp, created_at=now, source_turn_ids=[ref], role=t.role,
+                speaker=t.speaker)
         return len(turns)
 
+    def unconsolidated_turns(self, user_id: str) -> list[Hit]:
+        marked = self._consolidated.get(user_id, {})
+        return sorted((h for i, h in self._episodes.get(user_id, {}).items()
+                       if h.role == "user" and i not in marked),
+                      key=lambda h: (h.event_at, h.source_turn_ids[0]))
+
+    def mark_consolidated(self, user_id: str, marks: Mapping[str, str], *,
+                          expected: int | None) -> int:
+        current = self._versions.get(user_id, 0)
+        if expected is not None and expected != current:
+            raise StaleVersion(f"user {user_id} is at version {current}, not {expected}")
+        mine = self._episodes.get(user_id, {})
+        self._consolidated.setdefault(user_id, {}).update(
+            (i, into) for i, into in marks.items() if i in mine)
+        self._versions[user_id] = current + 1
+        if self._projected.get(user_id, 0) >= current:  # the index holds nothing of a mark
+            self._projected[user_id] = current + 1
+        return current + 1
+
     def delete_user(self, user_id: str) -> int:
-        gone = len(self._memories.pop(user_id, {})) + len(self._episodes.pop(user_id, set()))
-        for held in (self._versions, self._projected, self._written, self.audit_log):
+        gone = len(self._memories.pop(user_id, {})) + len(self._episodes.pop(user_id, {}))
+        for held in (self._versions, self._projected, self._written, self.audit_log,
+                     self._consolidated):
             held.pop(user_id, None)
         return gone

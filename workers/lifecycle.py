@@ -104,16 +104,16 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
         chroma = wiring.chroma_for(user_id)
         fence = jobs.Fence.begin(ports, user_id)
         model = ports.embedder.model_id
-        # the candidates are the graph's (the state of record); Chroma gives their vectors
+        # the candidates, memories and turns, are the graph's (the state of record, which
+        # marks what was consolidated); Chroma gives their vectors
         pool = [m for m in ports.graph.read_memories(user_id)
                 if m.kind == Kind.EVENT and m.consolidated_into is None]
         vectors = chroma.memory_vectors(user_id, model, [m.id for m in pool])
         memories = [(m, vectors[m.id]) for m in pool if m.id in vectors]
-        episodes = chroma.unconsolidated_episodes(user_id, model, _words(user_id))
+        episodes = jobs.unconsolidated_episodes(ports, user_id, fence)
         result = jobs.consolidate(
-            ports, user_id, now, p, memories=memories, episodes=episodes,
-            mark_episodes=lambda ids_, into: chroma.mark_episodes(user_id, ids_, into, model),
-            fence=fence, is_single=wiring.predicates().is_single)
+            ports, user_id, now, p, memories=memories, episodes=episodes, fence=fence,
+            is_single=wiring.predicates().is_single)
         profiled = jobs.profile(ports, user_id, now, p, fence)
         result = dataclasses.replace(result, examined=result.examined + profiled.examined,
                                      changed=result.changed + profiled.changed)

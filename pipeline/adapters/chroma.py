@@ -37,6 +37,7 @@ from .chroma_layout import (
 from .chroma_memories import ChromaMemories
 from .chroma_records import (
     EPISODE_KEYS,
+    LEGACY_CONSOLIDATED,
     RECORD,
     WORDS,
     UnreadableRecord,
@@ -49,10 +50,11 @@ from .chroma_records import (
 )
 
 __all__ = [
-    "BASE_MODEL", "DEMOTE_AT", "EPISODES", "EPISODE_KEYS", "HNSW", "MEMORIES", "MODELS_TTL_S",
-    "OWN_AFTER", "OWN_EF", "OWN_SYNC", "OWN_TTL_S", "PAGE", "RECORD", "REGISTRY", "SHARDS",
-    "SHARD_HNSW", "USER", "WORDS", "WRITE_BATCH", "ChromaStores", "UnreadableRecord", "Words",
-    "episode_fields", "episode_metadata", "memory_metadata", "pack_passages", "passage_cosine",
+    "BASE_MODEL", "DEMOTE_AT", "EPISODES", "EPISODE_KEYS", "HNSW", "LEGACY_CONSOLIDATED",
+    "MEMORIES", "MODELS_TTL_S", "OWN_AFTER", "OWN_EF", "OWN_SYNC", "OWN_TTL_S", "PAGE",
+    "RECORD", "REGISTRY", "SHARDS", "SHARD_HNSW", "USER", "WORDS", "WRITE_BATCH",
+    "ChromaStores", "UnreadableRecord", "Words", "episode_fields", "episode_metadata",
+    "memory_metadata", "pack_passages", "passage_cosine",
 ]
 
 

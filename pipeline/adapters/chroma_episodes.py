@@ -1,22 +1,21 @@
 """The episode index on Chroma (``EpisodeStore``): a turn's vector, its passages' and its
-ids, times and role, never its words (the graph's). A turn's cosine is the best of its own
-vector's and its passages'. A write into the user's shard may move the user into a
-collection of its own (``chroma_moves``).
+ids, times and role, never its words nor its state (which turns were consolidated): both
+are the graph's. A turn's cosine is the best of its own vector's and its passages'. A write
+into the user's shard may move the user into a collection of its own (``chroma_moves``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from ...schemas import Turn, turn_ref
 from .. import ids, recall
-from ..ports import EpisodeItem, Hit, Vector
+from ..ports import EpisodeVector, Hit, Vector
 from .chroma_layout import EPISODES, MEMORIES, WRITE_BATCH, _Place
 from .chroma_moves import ChromaMoves
 from .chroma_records import (
-    Words,
+    LEGACY_CONSOLIDATED,
     _dt,
     _rows,
     _turn_cosine,
@@ -107,27 +106,16 @@ class ChromaEpisodes(ChromaMoves):
     def count_episodes(self, user_id: str) -> int:
         return sum(self._count(p) for p in self._places(EPISODES, user_id))
 
-    def unconsolidated_episodes(self, user_id: str, model_id: str, words: Words
-                                ) -> list[EpisodeItem]:
-        """The user's turns (role user) not yet consolidated, with their vectors, and their
-        words from ``words`` (the graph's; a turn it lacks is left out)."""
-        vectors: dict[str, tuple[Vector, dict[str, Any]]] = {}
-        for place in self._places(EPISODES, user_id, model_id):
-            for res in self._pages(place, {"role": "user"}, ["metadatas", "embeddings"]):
+    def episode_vectors(self, user_id: str, model_id: str, episode_ids: Sequence[str]
+                        ) -> dict[str, EpisodeVector]:
+        """The vectors these turns have under ``model_id`` (ids it lacks left out), each with
+        the consolidation mark an old record may carry (``EpisodeVector.legacy_into``)."""
+        out: dict[str, EpisodeVector] = {}
+        for place in self._places(EPISODES, user_id, model_id):  # own last: it wins
+            for res in self._by_ids(place, episode_ids, ["embeddings", "metadatas"]):
                 for i, m, v in zip(res["ids"], res["metadatas"], res["embeddings"],
                                    strict=True):
-                    f = episode_fields(m)
-                    if f.get("consolidated_into"):
-                        vectors.pop(i, None)
-                    else:
-                        vectors[i] = ([float(x) for x in v], f)
-        said = words(sorted(vectors)) if vectors else {}
-        return [EpisodeItem(id=i, content=said[i].content, vector=v,
-                            event_at=_dt(f["event_at"]) or datetime.now(UTC),
-                            turn_id=f.get("ref") or f["turn_id"], speaker=said[i].speaker)
-                for i, (v, f) in vectors.items() if i in said]
-
-    def mark_episodes(self, user_id: str, episode_ids: list[str], into: str,
-                      model_id: str) -> None:
-        self._update(EPISODES, user_id, model_id, episode_ids,
-                     [{"consolidated_into": into}] * len(episode_ids))
+                    into = episode_fields(m).get(LEGACY_CONSOLIDATED)
+                    out[str(i)] = EpisodeVector([float(x) for x in v],
+                                                str(into) if into else None)
+        return out

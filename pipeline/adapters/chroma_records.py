@@ -34,7 +34,7 @@ def _dt(value: Any) -> datetime | None:
 
 # Record layout. A memory's record is an index entry: its vector, the content hash the vector
 # is of and the memory's status (what a memory is, the graph says). An episode's: a few
-# top-level metadata keys (the ones a ``where`` filters on or a partial update writes) and
+# top-level metadata keys (EPISODE_KEYS: the ones a ``where`` may filter on) and
 # everything else in one JSON value under RECORD (fewer keys: less of Chroma's CPU a write).
 # No Chroma document: memq does not use Chroma's full-text search (BM25 is Neo4j's).
 #
@@ -45,8 +45,14 @@ def _dt(value: Any) -> datetime | None:
 # the files of any collection, where no delete or scrub reaches. Records written before this
 # layout may still hold words: readers ignore them, and a reembed rewrites them without.
 RECORD = "record"
-EPISODE_KEYS = ("role", "consolidated_into")
+EPISODE_KEYS = ("role",)
 WORDS = ("content", "speaker", "metadata")
+# No state either: which turns consolidation has used, and into what, is the graph's
+# (``Episode.consolidated_into``). Records written before the graph held it may carry this
+# top-level key (a memory id, no words): it is still read, and a re-embedding carries it
+# over, so that such a turn is not consolidated twice (``jobs.unconsolidated_episodes``
+# copies it into the graph); nothing else writes it.
+LEGACY_CONSOLIDATED = "consolidated_into"
 
 
 def _pack(fields: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -69,8 +75,10 @@ def _unpack(meta: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 def episode_fields(meta: dict[str, Any]) -> dict[str, Any]:
     """An episode record's fields: ids, role, times, model, neighbors, passages (no words,
-    even from a record written before they left: see WORDS)."""
-    return {k: v for k, v in _unpack(meta, EPISODE_KEYS).items() if k not in WORDS}
+    even from a record written before they left: see WORDS), and an old record's
+    consolidation mark (LEGACY_CONSOLIDATED)."""
+    return {k: v for k, v in _unpack(meta, (*EPISODE_KEYS, LEGACY_CONSOLIDATED)).items()
+            if k not in WORDS}
 
 
 def memory_metadata(m: StoredMemory) -> dict[str, Any]:

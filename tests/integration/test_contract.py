@@ -1,7 +1,8 @@
 """One contract, two implementations: the shipped in-memory stores (pipeline.testing) and the
 real adapters (Neo4j and Chroma, the tests' own instances) must behave the same where the core
-relies on it: the lexical and the vector index search needs (TextIndex, VectorIndex) and the
-graph's version fence. Scores differ (Lucene's BM25, HNSW); sets, order and scoping must not."""
+relies on it: the lexical and the vector index search needs (TextIndex, VectorIndex), the
+graph's version fence, and consolidation's state of the turns (the graph's; the index gives
+vectors). Scores differ (Lucene's BM25, HNSW); sets, order and scoping must not."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from integration.conftest import CHROMA_PORT, NEO4J_URI
-from memq.pipeline import ids, recall
+from memq.pipeline import ids, jobs, recall, service
 from memq.pipeline.errors import StaleVersion
 from memq.pipeline.testing import FencedGraph, HashEmbedder, InMemoryIndex
 from memq.schemas import Kind, Status, StoredMemory, Turn, turn_ref
@@ -34,6 +35,9 @@ class Backend:
     add_turns: Any
     add_memory: Any
     users: list[str]
+    # (user, episode id, memory id): the turn's index record as builds before the graph held
+    # consolidation's state left it, marked consolidated
+    legacy_mark: Any = None
 
 
 def _fake() -> Backend:
@@ -43,14 +47,16 @@ def _fake() -> Backend:
         graph.apply(m.user_id, [m], [], NOW, expected=None)
         index.upsert([m], [vector])
 
-    return Backend("fake", index, index, graph,
-                   lambda u, s, turns, vectors, passages=(): index.add(
-                       u, s, turns, vectors, EMBED.model_id, NOW, passages),
-                   add_memory, [])
+    def add_turns(u: str, s: str, turns: list[Turn], vectors: list[list[float]],
+                  passages: list[list[list[float]]] | None = None) -> None:
+        graph.add_episodes(u, s, turns, NOW)
+        index.add(u, s, turns, vectors, EMBED.model_id, NOW, passages or ())
+
+    return Backend("fake", index, index, graph, add_turns, add_memory, [], index.legacy_mark)
 
 
 def _real(services: None) -> Backend:
-    from memq.pipeline.adapters.chroma import ChromaStores
+    from memq.pipeline.adapters.chroma import EPISODES, LEGACY_CONSOLIDATED, ChromaStores
     from memq.pipeline.adapters.neo4j.store import Neo4jGraph
 
     graph, chroma = Neo4jGraph(NEO4J_URI), ChromaStores.connect("127.0.0.1", CHROMA_PORT)
@@ -64,7 +70,12 @@ def _real(services: None) -> Backend:
         graph.apply(m.user_id, [m], [], NOW, expected=None)
         chroma.upsert([m], [vector])
 
-    return Backend("real", graph, chroma, graph, add_turns, add_memory, [])
+    def legacy_mark(u: str, episode_id: str, into: str) -> None:
+        # what those builds wrote: a top-level key, by a partial update
+        chroma._update(EPISODES, u, EMBED.model_id, [episode_id],
+                       [{LEGACY_CONSOLIDATED: into}])
+
+    return Backend("real", graph, chroma, graph, add_turns, add_memory, [], legacy_mark)
 
 
 @pytest.fixture(params=["fake", "real"])
@@ -294,3 +305,66 @@ def test_a_plan_finds_the_change_that_ended_a_fact_of_its_slots(backend: Backend
     backend.graph.apply(user, [closed], [], NOW, expected=v1)
     assert backend.graph.plan_view(user, batch_ids=[], slots=[], memory_ids=[], contents=[],
                                    ends=[("user", "uses")]).enders == []  # no longer current
+
+
+def test_consolidation_state_is_the_graphs(backend: Backend) -> None:
+    """Which of a user's turns were consolidated, and into what, the graph says (marks fenced
+    as a plan's write, idempotent, per user); the index gives their vectors by id."""
+    user, other = _user(backend), _user(backend)
+    said = [("user", None, "I went running by the river."), ("assistant", None, "Nice!"),
+            ("user", "Calvin", "I went running too."), ("user", None, "I baked bread.")]
+    turns = [Turn(turn_id=f"t{i}", role=role, speaker=who, content=text,
+                  timestamp=NOW - timedelta(days=2, minutes=-i))
+             for i, (role, who, text) in enumerate(said)]
+    backend.add_turns(user, "s1", turns, EMBED.embed([t.content for t in turns]))
+    ids_ = [ids.episode_id(user, turn_ref("s1", t.turn_id)) for t in turns]
+    (theirs,) = _turns(backend, other, ["I went running by the river."])
+
+    found = backend.graph.unconsolidated_turns(user)  # role user, by event time, with words
+    assert [(h.id, h.content, h.speaker, h.source_turn_ids) for h in found] == [
+        (ids_[i], said[i][2], said[i][1], [turn_ref("s1", f"t{i}")]) for i in (0, 2, 3)]
+    assert [h.event_at for h in found] == [turns[i].timestamp for i in (0, 2, 3)]
+    held = backend.vectors.episode_vectors(user, EMBED.model_id, [*ids_, "e_nope", theirs])
+    assert set(held) == set(ids_)  # the user's own, those it has
+    assert held[ids_[0]].vector == pytest.approx(EMBED.embed([said[0][2]])[0], abs=1e-6)
+    assert {v.legacy_into for v in held.values()} == {None}
+    assert backend.vectors.episode_vectors(user, "another-model", ids_) == {}
+
+    v0 = backend.graph.version(user).version
+    with pytest.raises(StaleVersion):  # fenced: a job that read the user at another version
+        backend.graph.mark_consolidated(user, {ids_[0]: "m_run"}, expected=v0 + 1)
+    assert len(backend.graph.unconsolidated_turns(user)) == 3  # nothing marked
+    v1 = backend.graph.mark_consolidated(user, {ids_[0]: "m_run", theirs: "m_run"},
+                                         expected=v0)
+    assert v1 == v0 + 1 == backend.graph.version(user).version
+    assert backend.graph.version(user).projected == v1  # the index holds nothing of it
+    assert [h.id for h in backend.graph.unconsolidated_turns(user)] == [ids_[2], ids_[3]]
+    assert [h.id for h in backend.graph.unconsolidated_turns(other)] == [theirs]  # per user
+    assert backend.graph.mark_consolidated(user, {ids_[0]: "m_run"}, expected=v1) == v1 + 1
+    assert [h.id for h in backend.graph.unconsolidated_turns(user)] == [ids_[2], ids_[3]]
+
+    # a commit the index does not hold yet stays to be caught up after a mark
+    m = _memory(user, "The user runs.", [turn_ref("s1", "t0")])
+    v3 = backend.graph.apply(user, [m], [], NOW, expected=v1 + 1)
+    assert backend.graph.mark_consolidated(user, {}, expected=v3) == v3 + 1
+    assert backend.graph.version(user).projected < v3
+
+
+def test_a_turn_an_old_index_record_marks_is_consolidated_once(backend: Backend) -> None:
+    """Records written before the graph held consolidation's state may mark a turn in the
+    index: the job's candidates leave it out and the graph takes the mark, fenced."""
+    user = _user(backend)
+    ids_ = _turns(backend, user, ["I went running by the river.", "I baked bread."])
+    backend.legacy_mark(user, ids_[0], "m_before")
+    assert backend.vectors.episode_vectors(user, EMBED.model_id, ids_)[
+        ids_[0]].legacy_into == "m_before"
+    ports = service.Ports(embedder=EMBED, extractor=None, judge=None,  # type: ignore[arg-type]
+                          memories=backend.vectors, episodes=backend.vectors,
+                          graph=backend.graph)
+    fence = jobs.Fence.begin(ports, user)
+    start = fence.version
+    assert [e.id for e in jobs.unconsolidated_episodes(ports, user, fence)] == [ids_[1]]
+    assert fence.version == start + 1 == backend.graph.version(user).version
+    assert [h.id for h in backend.graph.unconsolidated_turns(user)] == [ids_[1]]
+    assert [e.id for e in jobs.unconsolidated_episodes(ports, user, fence)] == [ids_[1]]
+    assert fence.version == start + 1  # read once: the graph leaves it out now

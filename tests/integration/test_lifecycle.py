@@ -24,7 +24,7 @@ from integration.conftest import (
     user_collection,
     wait_done,
 )
-from memq.pipeline.adapters.chroma import ChromaStores, episode_fields
+from memq.pipeline.adapters.chroma import LEGACY_CONSOLIDATED, ChromaStores, episode_fields
 from memq.pipeline.adapters.neo4j.store import Neo4jGraph
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("worker")]
@@ -42,6 +42,22 @@ def _ingest(user: str, *texts: str, start: str = "2026-03-01T09:00:00+00:00") ->
 
 def _by_content(user: str) -> dict[str, dict]:
     return {m["content"]: m for m in memq_json("memories", "--user", user, "--all")}
+
+
+def _marks(user: str) -> dict[str, str | None]:
+    """The user's turns in the graph: each one's text and consolidation mark (the memory it
+    was consolidated into)."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(NEO4J_URI) as driver, driver.session() as session:
+        return {str(r["text"]): r["into"] for r in session.run(
+            "MATCH (e:Episode {user_id: $user}) RETURN e.text AS text, "
+            "e.consolidated_into AS into", user=stored(user))}
+
+
+RUNS = ("Long run by the river this morning, felt great.",
+        "Another long run by the river this morning.",
+        "Did my long run by the river again this morning.")
 
 
 def _at(memories: dict[str, dict], days: float) -> str:
@@ -108,19 +124,39 @@ def test_expiry_by_kind(user_id: str) -> None:
 
 def test_consolidation_needs_three_and_runs_once(user_id: str) -> None:
     # (turns the rules read nothing in: a diary's "Went for …" is a memory of its own)
-    _ingest(user_id, "Long run by the river this morning, felt great.",
-            "Baked sourdough bread today.",
-            "Another long run by the river this morning.",
-            "Baked another sourdough loaf today.",
-            "Did my long run by the river again this morning.")
+    _ingest(user_id, RUNS[0], "Baked sourdough bread today.", RUNS[1],
+            "Baked another sourdough loaf today.", RUNS[2])
     assert _by_content(user_id) == {}  # nothing the rules extract: episodes only
     assert "changed 1" in memq("run", "consolidate", "--user", user_id).stdout
     (semantic,) = _by_content(user_id).values()
     assert "long run by the river" in semantic["content"].casefold()  # any of the three
     assert len(semantic["derived_from"]) == 3  # the three runs, not the two loaves
     assert [e["operation"] for e in memq_json("audit", "--user", user_id)] == ["consolidate"]
+    # which turns were consolidated, and into what, is the graph's; Chroma holds no mark
+    assert {t: into for t, into in _marks(user_id).items() if into} == dict.fromkeys(
+        RUNS, semantic["id"])
+    records = user_collection(stored(user_id), "memq_episodes").get()["metadatas"]
+    assert len(records) == 5
+    assert not any(LEGACY_CONSOLIDATED in m or LEGACY_CONSOLIDATED in episode_fields(m)
+                   for m in records)
     assert "changed 0" in memq("run", "consolidate", "--user", user_id).stdout
     assert len(_by_content(user_id)) == 1
+
+
+def test_a_turn_an_old_record_marks_is_not_consolidated_again(user_id: str) -> None:
+    """Chroma records written before the graph held consolidation's state carry its mark: the
+    job leaves those turns out and the graph takes the mark; forgetting takes it with them."""
+    _ingest(user_id, *RUNS)
+    episodes = user_collection(stored(user_id), "memq_episodes")
+    ids_ = episodes.get(include=[])["ids"]
+    assert len(ids_) == 3
+    # what those builds wrote: a top-level key, by a partial update
+    episodes.col.update(ids=ids_, metadatas=[{LEGACY_CONSOLIDATED: "m_before"}] * 3)
+    assert "changed 0" in memq("run", "consolidate", "--user", user_id).stdout
+    assert _by_content(user_id) == {}  # not consolidated twice
+    assert _marks(user_id) == dict.fromkeys(RUNS, "m_before")
+    memq("forget", "--user", user_id)
+    assert _marks(user_id) == {}
 
 
 def test_consolidation_adds_no_duplicate_and_no_timeline_fact(user_id: str) -> None:

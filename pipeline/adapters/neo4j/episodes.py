@@ -1,17 +1,19 @@
 """Episodes: a user's raw turns with their words (Neo4j holds them; Chroma only their vectors),
 written beside the extraction and read back by reference, by episode id and by position in
-their session.
+their session; and which of them consolidation has used, and into what (the graph's state,
+as the rest of the user's).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ....schemas import Turn, turn_ref
 from ... import ids, recall
+from ...errors import StaleVersion
 from ...ports import Hit
 from .records import _episode_hit, _iso, _time
 from .session import Neo4jSession, _transient, cypher
@@ -80,6 +82,26 @@ class Neo4jEpisodes(Neo4jSession):
             return {}
         return {str(r["id"]): _episode_hit(r) for r in self._run(
             "episodes_by_ref", user_id=user_id, ids=sorted(set(episode_ids)))}
+
+    def unconsolidated_turns(self, user_id: str) -> list[Hit]:
+        """The user's turns of role user not yet consolidated, with their words, by event
+        time (GraphStore.unconsolidated_turns)."""
+        return [_episode_hit(r) for r in self._run("unconsolidated_turns", user_id=user_id)]
+
+    def mark_consolidated(self, user_id: str, marks: Mapping[str, str], *,
+                          expected: int | None) -> int:
+        """These turns marked consolidated into their memories, fenced on the user's version
+        (mark_consolidated.cypher says why); returns the new version, raises StaleVersion
+        (nothing marked) when the user moved on since ``expected``."""
+        found = self._run("mark_consolidated", user_id=user_id, expected=expected,
+                          marks=[{"id": i, "into": into} for i, into in sorted(marks.items())])
+        if not found:
+            raise StaleVersion(f"user {user_id} has no version any more (forgotten?), "
+                               f"the consolidation read it at {expected}")
+        if found[0]["version"] is None:
+            raise StaleVersion(f"user {user_id} is at version {found[0]['was']}, "
+                               f"the consolidation read it at {expected}")
+        return int(found[0]["version"])
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
         wanted = [ids.episode_id(user_id, ref) for ref in refs]

@@ -11,7 +11,8 @@ Split by concern, one module each, so that each can be read and changed alone:
   and how far Chroma holds the graph.
 - ``memories``: the state of record read back (memories, audit, facts, ``memq check``'s view),
   and a recall's unfenced importance bump.
-- ``episodes``: the turns with their words: written, read back, deleted.
+- ``episodes``: the turns with their words: written, read back, deleted; and
+  consolidation's marks on them.
 - ``search``: search's reads (BM25 over memories and turns, what is no longer true).
 - ``users``: a user as a whole: listing, copying to another instance, deleting, forgetting.
 
