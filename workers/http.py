@@ -168,8 +168,9 @@ def _errors(app: FastAPI) -> None:
 
 def warm_reads_in_background(app: FastAPI, where: str = "memq serve") -> threading.Thread:
     """The read path warmed (``workers.warm.warm_reads``: the model, the stores' connections,
-    Neo4j's plans) beside the first requests; until it is over (done, failed, or skipped by
-    MEMQ_WARM=off), ``/readyz?path=read`` answers 503 with ``"warming": true``."""
+    Neo4j's plans, kept from then on) beside the first requests; until it is over (done,
+    failed, or skipped by MEMQ_WARM=off), ``/readyz?path=read`` answers 503 with
+    ``"warming": true``."""
     from .warm import warm_reads  # noqa: PLC0415
 
     warming: threading.Event = app.state.warming
@@ -177,7 +178,7 @@ def warm_reads_in_background(app: FastAPI, where: str = "memq serve") -> threadi
 
     def run() -> None:
         try:
-            warm_reads(where)
+            warm_reads(where, keep=True)
         finally:
             warming.clear()
 

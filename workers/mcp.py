@@ -174,10 +174,11 @@ def serve(user_id: str, transport: str, host: str, port: int,
     memory = _client(tenant)
     server = build(user_id, memory)
     if isinstance(memory, Client):  # searched here, not over the API
-        # the agent's first recall finds the model loaded and the stores connected
-        # (MEMQ_WARM=off: not); in the background, so the handshake is answered at once
-        threading.Thread(target=warm_reads, args=("memq mcp",), name="memq-warm",
-                         daemon=True).start()
+        # the agent's first recall finds the model loaded, the stores connected and Neo4j's
+        # plans kept (MEMQ_WARM=off: not); in the background, so the handshake is answered
+        # at once
+        threading.Thread(target=warm_reads, args=("memq mcp",), kwargs={"keep": True},
+                         name="memq-warm", daemon=True).start()
     if transport == "stdio":
         server.run("stdio")
     else:

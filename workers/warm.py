@@ -19,12 +19,21 @@ as its own and the queries about as long as its query: a short id's first search
 question, a user's first memories each planned their statement again, a cost far above a
 search's (scripts/results/2026-12-07-first-call.md). ``plan_reads`` runs the search's
 statements once per bucket a request can bring, on ids that are no user's.
+
+Neo4j also plans a statement again once the data has changed enough, in the call that runs
+it: a user's first turns made the next searches wait for their plans. A process that serves
+reads (``keep=True``: ``memq serve``, ``memq mcp``) therefore keeps those plans itself: its
+searches reuse the plans they find (``Neo4jGraph.keep_read_plans``), and a thread of its own
+runs ``plan_reads`` every ``REPLAN_EVERY_S`` as Neo4j decides (``Neo4jGraph.replanning``), so
+the plans follow the data there.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -103,12 +112,13 @@ def warm(where: str) -> None:
     log.info("warmed up", where=where, seconds=round(took, 3))
 
 
-def warm_reads(where: str, *, force: bool = False) -> None:
+def warm_reads(where: str, *, force: bool = False, keep: bool = False) -> None:
     """The read path once, for a process that will search (``memq serve``, ``memq mcp``, a
     ``Client(warm=True)``): the embedding model loaded, Neo4j's and Chroma's connections and
     Neo4j's plans of search for every size of id and query (``plan_reads``), on ids that have
     nothing (read-only). Unless ``MEMQ_WARM=off`` (``force``: asked for by the caller, so done
-    anyway); a failure is logged."""
+    anyway); a failure is logged. ``keep``: a long-running server's, which then keeps those
+    plans itself (``keep_reads_planned``)."""
     from . import wiring  # noqa: PLC0415
     from .search import search  # noqa: PLC0415
 
@@ -116,6 +126,8 @@ def warm_reads(where: str, *, force: bool = False) -> None:
         return
     started = time.perf_counter()
     try:
+        if keep:  # first: the warm-up plans the statements as its searches will send them
+            keep_reads_planned(wiring.graphs(), where)
         search(f"{USER}-reads", "where does the user live now?", 10, datetime.now(UTC))
         searched = time.perf_counter()
         planned = sum(plan_reads(graph) for graph in wiring.graphs())
@@ -172,3 +184,47 @@ def plan_reads(graph: Neo4jGraph) -> int:
             graph.turns_before(user, ids)
             ran += 3
     return ran
+
+
+# How often a serving process runs its read statements as Neo4j decides: a plan that has gone
+# stale serves that much longer. Neo4j looks at a plan's statistics at most once per
+# dbms.cypher.min_replan_interval (10 s by default), so a shorter interval buys nothing.
+REPLAN_EVERY_S = 30.0
+
+
+def replan_reads(graphs: Sequence[Neo4jGraph]) -> str | None:
+    """``plan_reads`` on each graph, replanning what Neo4j finds stale (a plan that is not
+    costs a lookup); the type of the first error, if one failed (tried again next round)."""
+    error = None
+    for graph in graphs:
+        try:
+            with graph.replanning():
+                plan_reads(graph)
+        except Exception as exc:  # noqa: BLE001  (Neo4j away: next round)
+            error = error or type(exc).__name__
+    return error
+
+
+def keep_reads_planned(graphs: Sequence[Neo4jGraph], where: str,
+                       every: float = REPLAN_EVERY_S,
+                       stop: threading.Event | None = None) -> threading.Thread:
+    """The read statements of ``graphs`` reuse the plans they find from now on, and a daemon
+    thread replans them every ``every`` seconds (until ``stop`` is set, if given): this
+    process's searches no longer wait for Neo4j to plan again after the data changed."""
+    for graph in graphs:
+        graph.keep_read_plans()
+    stopped = stop or threading.Event()
+
+    def keep() -> None:
+        failing = False
+        while not stopped.wait(every):
+            error = replan_reads(graphs)
+            if error and not failing:  # said once a run of failures starts, once it ends
+                log.warning("read plans not renewed", where=where, error=error)
+            elif failing and not error:
+                log.info("read plans renewed again", where=where)
+            failing = error is not None
+
+    thread = threading.Thread(target=keep, name="memq-replan", daemon=True)
+    thread.start()
+    return thread

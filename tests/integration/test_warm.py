@@ -1,6 +1,7 @@
 """The warm-up (workers/warm.py) against the tests' real Neo4j: the write path's statements
 run on a sample in one rolled-back transaction, nothing kept, and another thread's real
-writes, made meanwhile, are not part of it. And a worker warms itself when it starts."""
+writes, made meanwhile, are not part of it. And a worker warms itself when it starts. A
+server's kept read plans (``CYPHER replan=skip``) answer as Neo4j's own planning does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from integration.conftest import REPO, memq_env, start_worker
+from integration.conftest import (
+    REPO,
+    Worker,
+    demo_lines,
+    memq,
+    memq_env,
+    start_worker,
+    stored,
+    wait_done,
+)
 
 SCRIPT = r"""
 import sys, threading
@@ -93,3 +103,34 @@ def test_a_client_asked_to_be_warm_is_warm_when_it_returns(services: None) -> No
     counts = [line for line in res.stdout.splitlines() if line.startswith(("before", "after"))]
     assert counts == ["before 0", "after 1"], res.stdout
     assert "warm-up failed" not in res.stderr
+
+
+KEPT = r"""
+import sys
+from datetime import UTC, datetime
+from memq.workers import lifecycle, warm, wiring
+
+user, now = sys.argv[1], datetime.now(UTC)
+graph = wiring.graph()
+questions = ["where do I live?", "what do I do for work?", "what did I say about the servers we "
+             "run in production and the database we moved to?", "tea"]
+def answers():
+    return [[(h.type, h.id, round(h.score, 6)) for h in lifecycle.search(user, q, 10, now)]
+            for q in questions]
+decided = answers()  # Neo4j plans (and replans) as it decides
+graph.keep_read_plans()
+print("same", answers() == decided, sum(map(len, decided)))
+print("renewed", warm.replan_reads([graph]))
+"""
+
+
+def test_kept_read_plans_answer_as_neo4j_planning_does(worker: Worker, user_id: str) -> None:
+    memq("enqueue", "-", stdin=demo_lines(user_id))
+    wait_done()
+    res = subprocess.run([sys.executable, "-c", KEPT, stored(user_id)], check=False, cwd=REPO,
+                         env=memq_env(), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in res.stdout.splitlines())
+    same, hits = lines["same"].split()
+    assert same == "True" and int(hits) > 0
+    assert lines["renewed"] == "None"  # the keeper's round: every statement ran

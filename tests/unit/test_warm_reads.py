@@ -99,7 +99,10 @@ def test_reads_are_not_ready_while_the_server_warms(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(ops, "doctor", lambda *a, **kw: checks)
     release, entered = threading.Event(), threading.Event()
 
-    def slow_warm_up(where: str) -> None:
+    kept: list[bool] = []
+
+    def slow_warm_up(where: str, *, keep: bool = False) -> None:
+        kept.append(keep)
         entered.set()
         release.wait(30)
 
@@ -119,6 +122,7 @@ def test_reads_are_not_ready_while_the_server_warms(monkeypatch: pytest.MonkeyPa
         thread.join(30)
         reads = client.get("/readyz", params={"path": "read"})
         assert reads.status_code == 200 and "warming" not in reads.json()
+        assert kept == [True]  # a server keeps its read plans (test_read_plans_kept.py)
     finally:
         release.set()
         wiring.settings.cache_clear()
@@ -131,7 +135,8 @@ def test_a_failed_warm_up_does_not_keep_the_server_unready(
 
     from memq.workers import http
 
-    def broken(where: str) -> None:  # warm_reads logs its failures; this one even raises
+    # warm_reads logs its failures; this one even raises
+    def broken(where: str, *, keep: bool = False) -> None:
         raise RuntimeError("neo4j went away")
 
     monkeypatch.setattr(warm, "warm_reads", broken)

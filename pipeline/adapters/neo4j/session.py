@@ -28,6 +28,21 @@ from ...errors import TransientError
 
 INCLUDE = "// include: "
 RETRIES = 5  # of a statement that hit a retryable error (a deadlock)
+# Search's and the context block's statements, which a reading process may keep planned
+# itself (``keep_read_plans``; workers/warm.py runs them under ``replanning``). Neo4j plans a
+# statement again, in the call that runs it, once the statistics its plan used have moved: a
+# graph's first memories move them all at once, so the first searches after a user's first
+# turns each waited for plans. The plans must follow the data (one made on an empty graph
+# reads all of a user's turns per turn asked for), so the keeper's runs replan as Neo4j
+# decides, and every other run of a kept statement reuses the plan it finds (Cypher's
+# ``replan=skip``), which is the keeper's newest.
+KEPT_PLANS = frozenset({"search_text", "superseded_sources", "get_memories", "episodes_by_ref",
+                        "turns_before"})
+# Neo4j plans per size of each string or list parameter, by bucket (1, 2-10, 11-100, 101-1000,
+# ...); the keeper runs each bucket up to this one, so a longer parameter (a Lucene query of
+# long words) replans as Neo4j decides rather than keep a plan no one renews.
+KEPT_UP_TO = 1000
+SKIP_REPLAN = "CYPHER replan=skip "
 
 
 @cache
@@ -78,7 +93,9 @@ class Neo4jSession:
         # one schema setup at a time in this process: two threads' at once (a request and the
         # warm-up) deadlocked each other in Neo4j (DeadlockDetected)
         self._schema_lock = threading.Lock()
-        self._local = threading.local()  # .rehearsal: this thread's rolled-back transaction
+        self._local = threading.local()  # .rehearsal: this thread's rolled-back transaction;
+        # .replanning: this thread keeps the read plans (keep_read_plans)
+        self._plans_kept = False
 
     def close(self) -> None:
         self._driver.close()
@@ -122,6 +139,29 @@ class Neo4jSession:
                 self._local.rehearsal = None
                 tx.rollback()
 
+    def keep_read_plans(self) -> None:
+        """From now on ``KEPT_PLANS`` reuse the plan they find: the caller runs them under
+        ``replanning`` often enough that Neo4j's own replanning happens there."""
+        self._plans_kept = True
+
+    @contextmanager
+    def replanning(self) -> Iterator[None]:
+        """This thread's statements replan as Neo4j decides (the keeper of the read plans)."""
+        self._local.replanning = True
+        try:
+            yield
+        finally:
+            self._local.replanning = False
+
+    def _text(self, name: str, params: dict[str, Any]) -> str:
+        """``cypher/<name>.cypher`` as sent: with ``SKIP_REPLAN`` when its plan is kept."""
+        if (self._plans_kept and name in KEPT_PLANS
+                and not getattr(self._local, "replanning", False)
+                and all(len(v) <= KEPT_UP_TO for v in params.values()
+                        if isinstance(v, str | list))):
+            return SKIP_REPLAN + cypher(name)
+        return cypher(name)
+
     def _run(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """``cypher/<name>.cypher`` as one auto-commit transaction (atomic, like any
         transaction), its rows as dicts. A retryable error (a deadlock: nothing was written)
@@ -130,7 +170,7 @@ class Neo4jSession:
         know whether one committed. An error Neo4j reports was rolled back; and none of these
         statements commits in parts, as ``CALL {} IN TRANSACTIONS`` would.)"""
         self.ensure_schema()
-        query = neo4j.Query(cypher(name))
+        query = neo4j.Query(self._text(name, params))
         rehearsal = getattr(self._local, "rehearsal", None)
         if rehearsal is not None:
             with _transient():
