@@ -108,14 +108,14 @@ def test_a_client_asked_to_be_warm_is_warm_when_it_returns(services: None) -> No
 KEPT = r"""
 import sys
 from datetime import UTC, datetime
-from memq.workers import lifecycle, warm, wiring
+from memq.workers import search, warm, wiring
 
 user, now = sys.argv[1], datetime.now(UTC)
 graph = wiring.graph()
 questions = ["where do I live?", "what do I do for work?", "what did I say about the servers we "
              "run in production and the database we moved to?", "tea"]
 def answers():
-    return [[(h.type, h.id, round(h.score, 6)) for h in lifecycle.search(user, q, 10, now)]
+    return [[(h.type, h.id, round(h.score, 6)) for h in search.search(user, q, 10, now)]
             for q in questions]
 decided = answers()  # Neo4j plans (and replans) as it decides
 graph.keep_read_plans()
