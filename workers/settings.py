@@ -265,11 +265,6 @@ class Settings(BaseSettings):
     only unless `MEMQ_LOG_LEVEL` is set)"""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    fault_delay_stage: str | None = None
-    """sleep this long at the start of the named stage (e.g. memq.merge), so a test can kill or
-    freeze a worker there; off unless both are set"""
-    fault_delay_s: float = 0.0
-
     @model_validator(mode="before")
     @classmethod
     def _secret_files(cls, data: Any) -> Any:
@@ -372,7 +367,7 @@ def load() -> Settings:
 SECTIONS = {"redis_port": "services", "auth": "the HTTP API", "llm_base_url": "extraction",
             "embedder": "embeddings", "duplicate_similarity": "dedupe and merge",
             "lock_lease_s": "ordering and delivery", "decay_rate": "lifecycle",
-            "log_format": "logs", "fault_delay_stage": "testing only"}
+            "log_format": "logs"}
 
 
 def _shown(name: str) -> str:

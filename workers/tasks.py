@@ -41,6 +41,7 @@ from . import (
     counters,
     deadletters,
     event_stream,
+    failpoints,
     forgotten,
     mailbox,
     outbox,
@@ -79,16 +80,6 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
-def fault(point: str) -> None:
-    """Failure testing only (MEMQ_FAULT_DELAY_STAGE / _S): stall at a named point -- a stage's
-    start, or ``memq.upsert_graph``: a plan made, not yet committed -- so that a test can
-    freeze or kill the process right there."""
-    s = wiring.settings()
-    if s.fault_delay_stage == point and s.fault_delay_s > 0:
-        log.warning("fault injection: delaying", point=point, seconds=s.fault_delay_s)
-        time.sleep(s.fault_delay_s)
-
-
 def message(raw: Any) -> StageMessage:
     try:
         return StageMessage.model_validate(raw)
@@ -111,7 +102,7 @@ class Stage(Task):  # type: ignore[misc]
         structlog.contextvars.bind_contextvars(stage=self.name, user_id=msg.user_id,
                                                delivery_id=msg.delivery_id)
         s = wiring.settings()
-        fault(self.name)
+        failpoints.at(self.name)
         try:
             try:
                 with wiring.metrics().batched(), \
@@ -335,7 +326,7 @@ def _apply(user_id: str, found: list[tuple[Delivery, ExtractedBatch]]) -> None:
     @contextmanager
     def stage(name: str) -> Iterator[None]:
         if name == "memq.upsert":
-            fault("memq.upsert_graph")
+            failpoints.at("memq.upsert_graph")
         started = time.perf_counter()
         with metrics.timed("memq_stage_seconds", stage=name), tracing.span(name):
             yield

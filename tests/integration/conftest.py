@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import faults
 import pytest
 import redis
 
@@ -94,11 +95,17 @@ class Worker:
 
 
 def start_worker(tmp: Path, name: str, *, concurrency: int = 2, env: dict[str, str] | None = None,
-                 extra: Sequence[str] = ()) -> Worker:
+                 extra: Sequence[str] = (), delay: tuple[str, float] | None = None) -> Worker:
+    """``delay``: (point, seconds), the worker stalls there (tests/faults.py), logging "fault
+    injection: delaying" first."""
     log = tmp / f"{name}.log"
+    env = env or memq_env()
+    if delay is not None:
+        env, more = faults.worker(env, *delay)
+        extra = [*extra, *more]
     proc = subprocess.Popen(
         [*MEMQ, "worker", "--concurrency", str(concurrency), "-n", f"{name}@%h", *extra],
-        cwd=REPO, env=env or memq_env(), stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        cwd=REPO, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     deadline = time.monotonic() + 60

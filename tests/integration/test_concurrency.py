@@ -183,9 +183,9 @@ def test_a_drain_frozen_between_plan_and_commit_is_refused(
     url, r = _isolated(12)
     base = {"MEMQ_REDIS_URL": url, "MEMQ_LOCK_LEASE_S": "2", "MEMQ_STALL_S": "4",
             "MEMQ_REAPER_INTERVAL_S": "0.5"}
-    frozen = start_worker(tmp_path, "frozen", concurrency=1, env=memq_env(
-        **base, MEMQ_FAULT_DELAY_STAGE="memq.upsert_graph", MEMQ_FAULT_DELAY_S="3"))
     env = memq_env(**base)
+    frozen = start_worker(tmp_path, "frozen", concurrency=1, env=env,
+                          delay=("memq.upsert_graph", 3))
     memq("enqueue", "-", stdin=_line(user_id, "t1", "Our production servers run CentOS 7.", 1)
          + "\n", env=env)
     _wait_for(frozen, b"fault injection: delaying")
@@ -225,9 +225,9 @@ def test_worker_killed_between_plan_and_commit_completes_exactly_once(
     url, r = _isolated(13)
     base = {"MEMQ_REDIS_URL": url, "MEMQ_LOCK_LEASE_S": "2", "MEMQ_STALL_S": "4",
             "MEMQ_REAPER_INTERVAL_S": "0.5"}
-    doomed = start_worker(tmp_path, "doomed", concurrency=1, env=memq_env(
-        **base, MEMQ_FAULT_DELAY_STAGE="memq.upsert_graph", MEMQ_FAULT_DELAY_S="60"))
     env = memq_env(**base)
+    doomed = start_worker(tmp_path, "doomed", concurrency=1, env=env,
+                          delay=("memq.upsert_graph", 60))
     lines = [_line(user_id, "k1", "I'm a product manager.", 1),
              _line(user_id, "k2", "Our production servers run CentOS 7.", 2),
              _line(user_id, "k3", "We moved production to Ubuntu 22.04.", 3)]

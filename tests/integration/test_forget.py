@@ -268,9 +268,7 @@ def test_forget_user_with_a_batch_in_flight(services: None, tmp_path, user_id: s
     r.flushdb()
     env = memq_env(MEMQ_REDIS_URL=INFLIGHT_REDIS_URL)
     coord = Coord.from_url(INFLIGHT_REDIS_URL)
-    held = start_worker(tmp_path, "held", concurrency=1, env=memq_env(
-        MEMQ_REDIS_URL=INFLIGHT_REDIS_URL, MEMQ_FAULT_DELAY_STAGE="memq.apply",
-        MEMQ_FAULT_DELAY_S="6"))
+    held = start_worker(tmp_path, "held", concurrency=1, env=env, delay=("memq.apply", 6))
     try:
         # Two batches of the user: the drain of the first is held at its start (its episodes
         # written by extract), the other is extracted or still queued meanwhile (one worker
