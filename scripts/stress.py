@@ -276,8 +276,8 @@ class Shards:
             self.mover.start()
 
     def _move_loop(self, users: list[str]) -> None:
-        from memq.pipeline.errors import TransientError
-        from memq.workers.shards import UserBusy, move
+        from memq.pipeline.errors import TransientError, UserBusy
+        from memq.workers.shards import move
 
         rng = random.Random(self.args.seed + 17)
         while not self.flowing.wait(0.5):

@@ -151,11 +151,11 @@ def _requeue(coord: Any, wanted: set[str], *, every: bool, json_out: bool) -> in
 
 def cmd_move_user(args: argparse.Namespace) -> int:
     from ..pipeline.errors import TransientError  # noqa: PLC0415
-    from .shards import UserBusy, move  # noqa: PLC0415
+    from .shards import move  # noqa: PLC0415
 
     try:
         done = move(stores_id(args), neo4j=args.neo4j, chroma=args.chroma, wait_s=args.wait)
-    except (UserBusy, ValueError, TransientError) as exc:
+    except (ValueError, TransientError) as exc:  # busy (UserBusy), a store down
         print(f"memq: {exc}", file=sys.stderr)
         return 1
     if args.json:

@@ -9,7 +9,7 @@ import structlog
 
 from ..pipeline import service
 from ..pipeline.correct import correction
-from ..pipeline.errors import StaleVersion, TransientError
+from ..pipeline.errors import StaleVersion, TransientError, UserBusy
 from ..schemas import StoredMemory
 from . import event_stream, section, wiring
 from .publish import publish_apply
@@ -30,7 +30,7 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
     with section.hold(wiring.coord(), user_id, s.lock_lease_s, 2 * s.lock_lease_s,
                       publish_apply) as token:
         if token is None:
-            raise TransientError(f"user {user_id} is busy; correct again in a moment")
+            raise UserBusy(f"user {user_id} is busy; correct again in a moment")
         ports = wiring.ports_for(user_id)
         version = ports.graph.version(user_id).version
         found = ports.graph.get(user_id, [memory_id])

@@ -53,7 +53,7 @@ from typing import Any
 import structlog
 
 from ..pipeline import ids
-from ..pipeline.errors import TransientError
+from ..pipeline.errors import UserBusy
 from ..schemas import AuditEntry, Operation
 from . import deadletters, event_stream, forgotten, queues, scrub, section, wiring
 from .coord import Coord
@@ -172,8 +172,8 @@ def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
     wait = 2 * lease if wait_s is None else wait_s
     with section.hold(coord, user_id, lease, wait, publish_apply) as token:
         if token is None:
-            raise TransientError(f"user {user_id} is busy: not free after {wait:g}s; "
-                                 "run forget again")
+            raise UserBusy(f"user {user_id} is busy: not free after {wait:g}s; "
+                           "run forget again")
         yield
 
 

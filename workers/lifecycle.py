@@ -19,7 +19,7 @@ from celery import Task
 
 from ..pipeline import jobs
 from ..pipeline.adapters.chroma import Words
-from ..pipeline.errors import TransientError
+from ..pipeline.errors import TransientError, UserBusy
 from ..schemas import IngestBatch, Kind, Turn, turn_ref
 from . import mailbox, section, wiring
 from .app import STRATEGY, app
@@ -27,10 +27,6 @@ from .publish import publish_apply
 from .settings import policy
 
 log = structlog.get_logger(__name__)
-
-
-class UserBusy(TransientError):
-    """The user is being drained (or checked, or forgotten): the job runs a little later."""
 
 
 class Job(Task):  # type: ignore[misc]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..pipeline.errors import UserBusy
 from . import section, wiring
 from .placement import KINDS, Placement
 from .publish import publish_apply
@@ -20,15 +21,12 @@ class Moved:
     chroma_records: int
 
 
-class UserBusy(Exception):
-    """The user's claim could not be had in time (a long drain): nothing was moved."""
-
-
 def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
          wait_s: float = 60.0) -> Moved:
     """Move the user's data to other shards, fenced:
 
-    1. hold the user's claim (no drain, lifecycle job or forget of the user meanwhile);
+    1. hold the user's claim (no drain, lifecycle job or forget of the user meanwhile;
+       ``UserBusy`` if it is not had within ``wait_s``);
     2. mark it moving: its extractions wait (``ShardMap.place``) and those already past it
        cannot post (mailbox.post checks the mark and the epoch), so nothing new is committed
        on the source while it is copied; reads go on from the source;
