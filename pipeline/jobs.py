@@ -253,7 +253,7 @@ def reembed(ports: Ports, user_id: str, now: datetime, *,
             migrate: Callable[[str, Callable[[list[str]], list[list[float]]], str], int]
             ) -> JobResult:
     """Every memory and episode of the user re-embedded from its text into the configured
-    model's collections (under the user's lock). Queries never mix models: each model has its
+    model's collections (under the user's claim). Queries never mix models: each model has its
     own collections, and a user's searches use the model its vectors were made with."""
     fence = Fence.begin(ports, user_id)
     model = ports.embedder.model_id

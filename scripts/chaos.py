@@ -60,7 +60,7 @@ def fault_pause(ctx: Ctx) -> None:
     while time.monotonic() < end:
         i = ctx.rng.randrange(len(ctx.workers))
         stress.signal_group(ctx.workers[i], signal.SIGSTOP)
-        time.sleep(3 * float(ctx.env["MEMQ_LOCK_LEASE_S"]))
+        time.sleep(3 * float(ctx.env["MEMQ_CLAIM_S"]))
         stress.signal_group(ctx.workers[i], signal.SIGCONT)
 
 
@@ -251,7 +251,7 @@ def main() -> int:
         args.users, args.turns, args.duration, args.huge_turns = 4, 24, 12.0, 24
     port = os.environ.get("MEMQ_REDIS_PORT", "6379")
     os.environ["MEMQ_REDIS_URL"] = f"redis://127.0.0.1:{port}/10"
-    os.environ.setdefault("MEMQ_LOCK_LEASE_S", "4")
+    os.environ.setdefault("MEMQ_CLAIM_S", "4")
     os.environ.setdefault("MEMQ_STALL_S", "15")
     os.environ.setdefault("MEMQ_REAPER_INTERVAL_S", "1")
     os.environ.setdefault("MEMQ_VISIBILITY_TIMEOUT_S", "60")

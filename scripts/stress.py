@@ -584,7 +584,7 @@ def configure(args: argparse.Namespace) -> dict[str, str]:
         # frozen one wakes up long after its claim lapsed and its plan is stale.
         frozen = max(args.pause_s if args.pause_workers else 0,
                      args.cut_s if args.cut_links else 0, 1.0)
-        os.environ.setdefault("MEMQ_LOCK_LEASE_S", str(max(2.0, frozen / 3)))
+        os.environ.setdefault("MEMQ_CLAIM_S", str(max(2.0, frozen / 3)))
         os.environ.setdefault("MEMQ_STALL_S", str(max(4.0, frozen / 2)))
         os.environ.setdefault("MEMQ_REAPER_INTERVAL_S", "1")
     return {**os.environ, "C_FORCE_ROOT": "1"}

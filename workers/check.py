@@ -61,7 +61,7 @@ def _repair(user: str, drifts: Sequence[Drift]) -> dict[str, str]:
 
 def check_user(user: str, *, repair: bool) -> Checked:
     s = wiring.settings()
-    with section.hold(wiring.coord(), user, s.lock_lease_s, CHECK_CLAIM_WAIT_S,
+    with section.hold(wiring.coord(), user, s.claim_s, CHECK_CLAIM_WAIT_S,
                       publish_apply) as token:
         if token is None:
             return Checked(user, busy=True)

@@ -62,7 +62,8 @@ def one_line(exc: BaseException) -> tuple[str, int]:
         msg = str(e["msg"]).removeprefix("Value error, ")
         if not e["loc"]:
             return f"bad settings: {msg}", 2
-        return f"bad setting MEMQ_{str(e['loc'][0]).upper()}: {msg}", 2
+        name = str(e["loc"][0]).upper()  # a field's name, or the variable (a renamed one's)
+        return f"bad setting {name if name.startswith('MEMQ_') else 'MEMQ_' + name}: {msg}", 2
     if isinstance(exc, redis.RedisError):
         from . import wiring  # noqa: PLC0415
         from .ops import mask_url  # noqa: PLC0415

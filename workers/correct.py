@@ -27,7 +27,7 @@ def correct_memory(user_id: str, memory_id: str, text: str, *,
     ``pipeline.correct``); returns the memory as it now is. The old version stays, superseded,
     with the reason in the audit trail."""
     s, now = wiring.settings(), now or datetime.now(UTC)
-    with section.hold(wiring.coord(), user_id, s.lock_lease_s, 2 * s.lock_lease_s,
+    with section.hold(wiring.coord(), user_id, s.claim_s, 2 * s.claim_s,
                       publish_apply) as token:
         if token is None:
             raise UserBusy(f"user {user_id} is busy; correct again in a moment")

@@ -166,7 +166,7 @@ def drop_dead_letters(coord: Coord, user_id: str) -> int:
 
 @contextmanager
 def _held(coord: Coord, user_id: str, wait_s: float | None) -> Iterator[None]:
-    lease = wiring.settings().lock_lease_s
+    lease = wiring.settings().claim_s
     # Long enough for a drain that holds the claim to finish, or for a dead one's lease to
     # run out.
     wait = 2 * lease if wait_s is None else wait_s

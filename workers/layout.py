@@ -16,8 +16,8 @@ bucket (``{b}`` below) live together:
     memq:mbox:{b}:<user>     zset: the user's extracted deliveries -> event time (the mailbox,
                              workers.mailbox)
     memq:mboxes:{b}          set: users whose mailbox may hold work
-    memq:owner:{b}:<user>    the claim on the user's section: the one worker draining that
-                             mailbox (a lease; workers.section)
+    memq:owner:{b}:<user>    the claim's key: the claimant's token, the one worker draining
+                             the user's mailbox (a lease; workers.section)
     memq:turns:{b}:<user>    the turns (``<session>/<turn>``) already applied (the ledger)
     memq:forgotten:{b}:<user>  when the user was last forgotten (the marker, workers.forgotten)
     memq:shard:{b}:<user>    the user's store shards (workers.placement)
@@ -134,6 +134,8 @@ def mailbox_key(user_id: str) -> str:
 
 
 def claim_key(user_id: str) -> str:
+    """The user's claim (workers.section). Its key says ``owner``, the claim's old name: claims
+    stored under it are live, so it stays."""
     return user_key("owner", user_id)
 
 

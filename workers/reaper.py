@@ -56,7 +56,7 @@ def reap(now: float) -> tuple[int, int]:
             continue  # waiting behind a backlog, not lost
         publish_extract(delivery_id, record.user_id)
         republished += 1
-    woken = section.wake_orphans(coord, s.lock_lease_s, publish_apply)
+    woken = section.wake_orphans(coord, s.claim_s, publish_apply)
     if republished or woken:
         log.warning("reaper: re-published stalled work", deliveries=republished, users=woken)
         counters.count(coord, "reaped", republished + woken)

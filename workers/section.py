@@ -42,10 +42,10 @@ def claim(coord: Coord, user_id: str, lease_s: float, token: str | None = None) 
 def reclaim(coord: Coord, user_id: str, token: str, lease_s: float) -> bool:
     """Whether ``token`` holds the user: a redelivered or retried drain whose claim lapsed
     takes it back if nobody else did."""
-    holder = claimant(coord, user_id)
-    if holder is None:
+    current = claimant(coord, user_id)
+    if current is None:
         return claim(coord, user_id, lease_s, token=token) is not None
-    return holder == token
+    return current == token
 
 
 def claimant(coord: Coord, user_id: str) -> str | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..pipeline.policy import Thresholds
@@ -17,6 +18,10 @@ from ..schemas.messages import TENANT_PATTERN
 
 if TYPE_CHECKING:
     from ..pipeline.lifecycle import Policy
+
+# Settings' old names -> their new ones. A field keeps its old name among its aliases (a
+# deployment's environment keeps working); `memq worker` warns of each one set (renamed_in).
+RENAMED = {"MEMQ_LOCK_LEASE_S": "MEMQ_CLAIM_S"}
 
 # Secrets that may come from a file instead (MEMQ_<NAME>_FILE=/run/secrets/...: Docker's and
 # Kubernetes' way); the variable itself wins when both are set.
@@ -30,8 +35,11 @@ class Settings(BaseSettings):
     without one shares the row of the field before it."""
 
     # MEMQ_* environment variables win over a .env file in the working directory
+    # populate_by_name: a field read from aliases (a renamed one: RENAMED) is still set by its
+    # name in code, Settings(claim_s=...)
     model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore", env_file=".env",
-                                      env_file_encoding="utf-8", use_attribute_docstrings=True)
+                                      env_file_encoding="utf-8", use_attribute_docstrings=True,
+                                      populate_by_name=True)
 
     redis_port: int = 6379
     """where the local services are: `memq up` and `scripts/services` start them there"""
@@ -189,10 +197,12 @@ class Settings(BaseSettings):
     """>= 0.95 duplicate; 0.92-0.95 the judge (LLM or rules) decides"""
     ambiguous_similarity: float = 0.92
 
-    lock_lease_s: float = 60.0
-    """the claim on a user while a worker drains its mailbox, renewed in the background (not
-    what keeps writes correct: the version fence does; a claimant frozen past it is taken
-    over, and its stale plan refused)"""
+    claim_s: float = Field(default=60.0,
+                           validation_alias=AliasChoices("MEMQ_CLAIM_S", "MEMQ_LOCK_LEASE_S"))
+    """how long a claim on a user lasts unless renewed: the worker draining its mailbox renews
+    it in the background (not what keeps writes correct: the version fence does; a claimant
+    frozen past it is taken over, and its stale plan refused); `MEMQ_LOCK_LEASE_S`, its old
+    name, is still read"""
     stall_s: float = 120.0
     """a delivery neither on the queue nor making progress this long is published again"""
     reaper_interval_s: float = 5.0
@@ -363,10 +373,16 @@ def load() -> Settings:
     return Settings()
 
 
+def renamed_in(environ: Mapping[str, str]) -> list[str]:
+    """A line for each old name of a setting (RENAMED) that ``environ`` sets."""
+    return [f"{old} is the old name of {new}: it is still read, rename it"
+            for old, new in RENAMED.items() if old in environ]
+
+
 # The table's sections, each from its first field on (the fields' order in Settings).
 SECTIONS = {"redis_port": "services", "auth": "the HTTP API", "llm_base_url": "extraction",
             "embedder": "embeddings", "duplicate_similarity": "dedupe and merge",
-            "lock_lease_s": "ordering and delivery", "decay_rate": "lifecycle",
+            "claim_s": "ordering and delivery", "decay_rate": "lifecycle",
             "log_format": "logs"}
 
 

@@ -40,7 +40,7 @@ def move(user_id: str, *, neo4j: int | None = None, chroma: int | None = None,
     by reads, and ``memq forget`` of the user deletes them: it wipes every shard). Any failure
     before step 4 gives the move up: the user stays at the source."""
     s, coord, shards = wiring.settings(), wiring.coord(), wiring.shard_map()
-    with section.hold(coord, user_id, s.lock_lease_s, wait_s, publish_apply) as token:
+    with section.hold(coord, user_id, s.claim_s, wait_s, publish_apply) as token:
         if token is None:
             raise UserBusy(f"user busy for {wait_s:.0f} s; not moved")
         source = shards.of(user_id)

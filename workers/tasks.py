@@ -188,7 +188,7 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
         log.info("delivery already done (or forgotten); nothing to do")
         return
     if record.state == "extracted":  # a redelivery after the post: make sure it is drained
-        if token := section.claim(coord, record.user_id, s.lock_lease_s):
+        if token := section.claim(coord, record.user_id, s.claim_s):
             publish_apply(record.user_id, token)
         return
     batch = _batch(record)
@@ -217,7 +217,7 @@ def _extract(coord: Coord, delivery_id: str, record: Delivery | None) -> None:
                            vectors=[service.pack(v) for v in out.vectors])
     posted = mailbox.post(coord, user, delivery_id, record.enqueued_at,
                           turns[0].timestamp.timestamp(), found.model_dump_json(),
-                          s.extracted_ttl_s, s.lock_lease_s, section.new_token(),
+                          s.extracted_ttl_s, s.claim_s, section.new_token(),
                           shard_epoch=where.epoch if wiring.shard_map().sharded else None)
     if posted.moved:  # its episodes went to the shard the user had: write them where it is
         raise TransientError("the user moved store shards while this batch was extracted; "
@@ -274,7 +274,7 @@ def apply(self: Stage, raw: Any) -> None:
 def drain(user_id: str, token: str) -> None:
     """The claimant's drain of the user's mailbox (workers.section.drain), a round at a time."""
     s = wiring.settings()
-    section.drain(wiring.coord(), user_id, token, s.lock_lease_s, take=s.coalesce_max,
+    section.drain(wiring.coord(), user_id, token, s.claim_s, take=s.coalesce_max,
                   turns=s.drain_rounds, run_round=drain_round, handoff=publish_apply)
 
 

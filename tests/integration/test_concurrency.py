@@ -181,7 +181,7 @@ def test_a_drain_frozen_between_plan_and_commit_is_refused(
     plan -- made before session 2 was applied -- is refused by the version fence, not
     applied over the newer state."""
     url, r = _isolated(12)
-    base = {"MEMQ_REDIS_URL": url, "MEMQ_LOCK_LEASE_S": "2", "MEMQ_STALL_S": "4",
+    base = {"MEMQ_REDIS_URL": url, "MEMQ_CLAIM_S": "2", "MEMQ_STALL_S": "4",
             "MEMQ_REAPER_INTERVAL_S": "0.5"}
     env = memq_env(**base)
     frozen = start_worker(tmp_path, "frozen", concurrency=1, env=env,
@@ -223,7 +223,7 @@ def test_worker_killed_between_plan_and_commit_completes_exactly_once(
     services: None, tmp_path: Path, user_id: str
 ) -> None:
     url, r = _isolated(13)
-    base = {"MEMQ_REDIS_URL": url, "MEMQ_LOCK_LEASE_S": "2", "MEMQ_STALL_S": "4",
+    base = {"MEMQ_REDIS_URL": url, "MEMQ_CLAIM_S": "2", "MEMQ_STALL_S": "4",
             "MEMQ_REAPER_INTERVAL_S": "0.5"}
     env = memq_env(**base)
     doomed = start_worker(tmp_path, "doomed", concurrency=1, env=env,
