@@ -213,7 +213,10 @@ class Settings(BaseSettings):
     transaction; `memq serve` and `memq mcp` warm the read path (the model, the stores'
     connections, Neo4j's plans of search for every size of user id and query, on ids that are
     no user's), and `memq serve` answers `/readyz?path=read` with 503 until that is over
-    (`memq up` waits for it)"""
+    (`memq up` waits for it); both then keep those plans: their searches reuse the plan Neo4j
+    has (`CYPHER replan=skip`) and a thread of theirs runs the statements every 30 s,
+    replanning what Neo4j finds stale after the data changed (off: Neo4j replans in the search
+    that finds a plan stale)"""
     coalesce_max: int = 50
     """batches of one user planned together; rounds before a drain yields its worker to other
     users"""
