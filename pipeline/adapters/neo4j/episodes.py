@@ -13,10 +13,9 @@ from typing import Any
 
 from ....schemas import Turn, turn_ref
 from ... import ids, recall
-from ...errors import StaleVersion
 from ...ports import Hit
 from .records import _episode_hit, _iso, _time
-from .session import Neo4jSession, _transient, cypher
+from .session import Neo4jSession, _transient, cypher, fenced_version
 
 
 class Neo4jEpisodes(Neo4jSession):
@@ -95,13 +94,7 @@ class Neo4jEpisodes(Neo4jSession):
         (nothing marked) when the user moved on since ``expected``."""
         found = self._run("mark_consolidated", user_id=user_id, expected=expected,
                           marks=[{"id": i, "into": into} for i, into in sorted(marks.items())])
-        if not found:
-            raise StaleVersion(f"user {user_id} has no version any more (forgotten?), "
-                               f"the consolidation read it at {expected}")
-        if found[0]["version"] is None:
-            raise StaleVersion(f"user {user_id} is at version {found[0]['was']}, "
-                               f"the consolidation read it at {expected}")
-        return int(found[0]["version"])
+        return fenced_version(found, user_id, f"the consolidation read it at {expected}")
 
     def delete_episodes(self, user_id: str, refs: Sequence[str]) -> int:
         wanted = [ids.episode_id(user_id, ref) for ref in refs]

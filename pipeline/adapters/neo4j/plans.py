@@ -10,10 +10,9 @@ from datetime import datetime
 
 from ....schemas import AuditEntry, StoredMemory
 from ... import ids
-from ...errors import StaleVersion
 from ...ports import PlanView, SlotHolder, UserVersion
 from .records import _audit_row, _fact_rows, _memory_row, _time, stored_memory
-from .session import Neo4jSession
+from .session import Neo4jSession, fenced_version
 
 
 class Neo4jPlans(Neo4jSession):
@@ -34,13 +33,7 @@ class Neo4jPlans(Neo4jSession):
         entries = [_audit_row(e, seq) for seq, e in enumerate(audit)]
         found = self._run("apply_plan", user_id=user_id, expected=expected, now=now,
                           memories=rows, facts=facts, entries=entries)
-        if not found:
-            raise StaleVersion(f"user {user_id} has no version any more (forgotten?), "
-                               f"the plan was made at {expected}")
-        if found[0]["version"] is None:
-            raise StaleVersion(f"user {user_id} is at version {found[0]['was']}, "
-                               f"the plan was made at {expected}")
-        return int(found[0]["version"])
+        return fenced_version(found, user_id, f"the plan was made at {expected}")
 
     def mark_projected(self, user_id: str, version: int, *, if_at: int | None = None) -> int:
         rows = self._run("mark_projected", user_id=user_id, version=version, if_at=if_at)

@@ -24,7 +24,7 @@ from typing import Any
 import neo4j
 import neo4j.exceptions as nx
 
-from ...errors import TransientError
+from ...errors import StaleVersion, TransientError
 
 INCLUDE = "// include: "
 RETRIES = 5  # of a statement that hit a retryable error (a deadlock)
@@ -214,3 +214,14 @@ class Neo4jSession:
 
         with _transient(), self._session() as session:
             return session.execute_write(work)
+
+
+def fenced_version(found: list[dict[str, Any]], user_id: str, read_at: str) -> int:
+    """The user's new version from a fenced statement's row (``// include: fence``), or
+    StaleVersion when the fence refused it: the user is gone, or at another version than the
+    one the write was made from (``read_at`` says when that was)."""
+    if not found:
+        raise StaleVersion(f"user {user_id} has no version any more (forgotten?), {read_at}")
+    if found[0]["version"] is None:
+        raise StaleVersion(f"user {user_id} is at version {found[0]['was']}, {read_at}")
+    return int(found[0]["version"])
