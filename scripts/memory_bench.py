@@ -193,10 +193,17 @@ def answer_words(answer: str) -> set[str]:
     return {w for w in _WORD.findall(answer.lower()) if w not in _STOP}
 
 
+# Chinese is written without spaces: a `\w+` run is a whole clause ("我家猫叫芝麻"), so a key
+# word of Chinese characters is looked for inside the block's text, not among its words.
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
 def answers(block: str, answer: str) -> bool:
     """Whether a context block holds every key word of the gold answer (none: not scored)."""
     words = answer_words(answer)
-    return bool(words) and words <= set(_WORD.findall(block.lower()))
+    text = block.lower()
+    held = set(_WORD.findall(text))
+    return bool(words) and all(w in text if _CJK.search(w) else w in held for w in words)
 
 
 # -- the run (scripts/bench memory) ----------------------------------------------------------

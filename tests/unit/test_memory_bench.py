@@ -103,6 +103,11 @@ def test_scores() -> None:
     assert mb.answers("Ana adopted her dog in 2020.", "In 2020")
     assert not mb.answers("Ana adopted a dog.", "2020, a dog")
     assert not mb.answers("anything", "the")  # no key word: not counted as answered
+    # Chinese has no spaces: its key words are found inside the text, each one of them
+    assert mb.answers("佳怡: 我家猫叫芝麻，三岁了", "芝麻")
+    assert mb.answers("浩然: 买了雅马哈F310，花了一千二百元", "雅马哈F310，一千二百元")
+    assert not mb.answers("浩然: 买了雅马哈F310", "雅马哈F310，一千二百元")
+    assert not mb.answers("I like cats", "cat")  # an English word is still a whole word
 
 
 def test_dead_weight_counts_the_memories_no_list_holds() -> None:
