@@ -109,16 +109,16 @@ def extract(ports: Ports, user_id: str, session_id: str, turns: Sequence[Turn], 
     turns under their per-user references (``<session>/<turn>``), so the source turn ids of
     what it finds are unique per user.
 
-    The episodes are written (the graph's record with their words, then Chroma's vectors,
-    so a turn the vector index finds always has its words) in the side thread while
-    the extractor and the embedder work: most of a write's time is the store's, and the
-    extraction does not read episodes. Both writes are idempotent. Nothing is returned before
-    they are done, and their error, if any, is raised (after the extraction's own, which
-    wins)."""
-    vectors, passage_vectors = recall.turn_vectors(
-        ports.embedder.embed, [(t.content, t.speaker or t.role, t.timestamp) for t in turns])
-
+    The turns are embedded and written as episodes (the graph's record with their words,
+    then Chroma's vectors, so a turn the vector index finds always has its words) in the side
+    thread while the extractor works and the candidates are embedded: the extraction reads no
+    episode, an LLM's answer is waited for, not computed, and the embedder lets go of the GIL,
+    so a batch takes the longer of the two paths, not their sum. Both writes are idempotent.
+    Nothing is returned before they are done, and their error, if any, is raised (after the
+    extraction's own, which wins)."""
     def write_episodes() -> int:
+        vectors, passage_vectors = recall.turn_vectors(
+            ports.embedder.embed, [(t.content, t.speaker or t.role, t.timestamp) for t in turns])
         ports.graph.add_episodes(user_id, session_id, turns, now)  # words, and BM25 over them
         return ports.episodes.add(user_id, session_id, turns, vectors,
                                   ports.embedder.model_id, now, passage_vectors)

@@ -103,3 +103,25 @@ def test_a_write_error_is_raised() -> None:
     # the graph's record (the words) is written first: a turn the vector index finds always
     # has its words; the retry writes both again (idempotent)
     assert graph.episodes == ["t0", "t1", "t2"]
+
+
+class WaitingEmbedder(Embedder):
+    """Its embedding of the turns waits until the extractor has started: embedded first and
+    alone, before the extraction, it would time out."""
+
+    def __init__(self, started: threading.Event) -> None:
+        self.started = started
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any("I moved to city" in t for t in texts) and not self.started.wait(timeout=10):
+            raise TimeoutError("the turns were embedded before the extraction started")
+        return super().embed(texts)
+
+
+def test_the_turns_are_embedded_while_the_extractor_works() -> None:
+    started = threading.Event()
+    episodes, graph = Episodes(started), Graph()
+    ports = _ports(episodes, Extractor(started), graph)
+    ports = Ports(**{**ports.__dict__, "embedder": WaitingEmbedder(started)})
+    out = extract(ports, "u", "s", TURNS, thresholds=Thresholds(), now=NOW)
+    assert out.episodes == 3 and len(out.vectors) == 1
