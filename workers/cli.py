@@ -44,7 +44,7 @@ def one_line(exc: BaseException) -> tuple[str, int]:
     import redis  # noqa: PLC0415
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from ..pipeline.errors import PermanentError, TransientError  # noqa: PLC0415
+    from ..pipeline.errors import PermanentError, TransientError, UserBusy  # noqa: PLC0415
 
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     from .auth import AuthError  # noqa: PLC0415
@@ -70,6 +70,8 @@ def one_line(exc: BaseException) -> tuple[str, int]:
 
         return (f"cannot reach Redis at {mask_url(wiring.settings().redis_url)} ({text}); "
                 "start it (memq up; in a checkout scripts/services up) or set MEMQ_REDIS_URL", 3)
+    if isinstance(exc, UserBusy):  # the stores answered: the user is being worked on
+        return f"{text}; try again in a minute (memq status shows the queues)", 3
     if isinstance(exc, TransientError):
         return f"{text}; is the service up? (memq doctor checks each one)", 3
     if type(exc).__module__.startswith("neo4j"):
