@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 # Settings' old names -> their new ones. A field keeps its old name among its aliases (a
 # deployment's environment keeps working); `memq worker` warns of each one set (renamed_in).
 RENAMED = {"MEMQ_LOCK_LEASE_S": "MEMQ_CLAIM_S"}
+ENV_FILE = ".env"  # read from the working directory, as pydantic-settings does
 
 # Secrets that may come from a file instead (MEMQ_<NAME>_FILE=/run/secrets/...: Docker's and
 # Kubernetes' way); the variable itself wins when both are set.
@@ -37,7 +38,7 @@ class Settings(BaseSettings):
     # MEMQ_* environment variables win over a .env file in the working directory
     # populate_by_name: a field read from aliases (a renamed one: RENAMED) is still set by its
     # name in code, Settings(claim_s=...)
-    model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore", env_file=".env",
+    model_config = SettingsConfigDict(env_prefix="MEMQ_", extra="ignore", env_file=ENV_FILE,
                                       env_file_encoding="utf-8", use_attribute_docstrings=True,
                                       populate_by_name=True)
 
@@ -376,10 +377,16 @@ def load() -> Settings:
     return Settings()
 
 
-def renamed_in(environ: Mapping[str, str]) -> list[str]:
-    """A line for each old name of a setting (RENAMED) that ``environ`` sets."""
+def renamed_in(environ: Mapping[str, str], env_file: Path | None = Path(ENV_FILE)
+               ) -> list[str]:
+    """A line for each old name of a setting (RENAMED) that ``environ`` or the ``.env`` file
+    the settings read (its own line: where to rename it) sets."""
+    from dotenv import dotenv_values  # noqa: PLC0415
+
+    in_file = dotenv_values(env_file) if env_file is not None and env_file.is_file() else {}
     return [f"{old} is the old name of {new}: it is still read, rename it"
-            for old, new in RENAMED.items() if old in environ]
+            + (f" (in {env_file})" if old in in_file and old not in environ else "")
+            for old, new in RENAMED.items() if old in environ or old in in_file]
 
 
 # The table's sections, each from its first field on (the fields' order in Settings).

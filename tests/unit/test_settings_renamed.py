@@ -4,6 +4,8 @@ old name (workers.settings.RENAMED)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memq.workers.settings import RENAMED, Settings, renamed_in
@@ -35,3 +37,15 @@ def test_every_old_name_is_read_by_its_field_and_warned_of(
         assert getattr(Settings(), field) == 2, old
         assert renamed_in({old: "2"}) == [
             f"{old} is the old name of {new}: it is still read, rename it"]
+
+
+def test_an_old_name_in_the_env_file_is_warned_of_with_the_file(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("MEMQ_LOCK_LEASE_S=7\n")
+    monkeypatch.chdir(tmp_path)
+    assert Settings().claim_s == 7  # the settings read it ...
+    assert renamed_in({}, env) == [  # ... so the warning names it, and where it is
+        f"MEMQ_LOCK_LEASE_S is the old name of MEMQ_CLAIM_S: it is still read, rename it "
+        f"(in {env})"]
+    assert renamed_in({}, tmp_path / "none") == []
