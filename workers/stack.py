@@ -284,6 +284,16 @@ def _begin(cfg: Config, c: Component) -> tuple[str, subprocess.Popen[bytes] | No
     return "started", _launch(cfg, c)
 
 
+def _exited(c: Component, child: subprocess.Popen[bytes] | None) -> bool:
+    """Whether the component's process is gone: our child's exit status when we started it
+    (a worker or server runs ``memq`` and then execs into its server, and a command line read
+    while the kernel swaps it can come back empty, so a pattern missed once proves nothing);
+    otherwise whether its pid file names a live process of its kind (Redis daemonizes)."""
+    if child is not None:
+        return child.poll() is not None
+    return c.owned() is None
+
+
 def _wait(cfg: Config, c: Component, child: subprocess.Popen[bytes] | None) -> bool:
     t0 = time.monotonic()
     while time.monotonic() - t0 < c.start_s:
@@ -293,7 +303,7 @@ def _wait(cfg: Config, c: Component, child: subprocess.Popen[bytes] | None) -> b
             print(f"{c.name}: up {_address(c)}pid {c.owned() or '?'} "
                   f"(started in {int(time.monotonic() - t0)} s)", flush=True)
             return True
-        if time.monotonic() - t0 >= 2 and c.owned() is None:
+        if time.monotonic() - t0 >= 2 and _exited(c, child):
             where = f" on port {c.port}" if c.port else ""
             _fail(c.name, f"process exited before answering{where}", c.log)
             return False

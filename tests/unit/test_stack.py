@@ -249,3 +249,21 @@ def test_importing_the_stack_builds_no_app_and_loads_no_store_driver() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_child_that_runs_is_not_taken_for_gone_by_its_command_line(tmp_path: Path) -> None:
+    """A worker runs `memq` and then execs into Celery: a command line read meanwhile can miss
+    its pattern. Its own exit status says whether it is gone, not one reading of it."""
+    comps = stack.components(_cfg(tmp_path))
+    worker = comps["worker"]
+    worker.pidfile.parent.mkdir(parents=True, exist_ok=True)
+    child = _sleeper()  # alive, and no command line a worker's pattern knows
+    worker.pidfile.write_text(f"{child.pid}\n")
+    try:
+        assert worker.owned() is None
+        assert not stack._exited(worker, child)
+    finally:
+        child.kill()
+        child.wait()
+    assert stack._exited(worker, child)
+    assert stack._exited(worker, None)  # started by someone else: its pid file decides
