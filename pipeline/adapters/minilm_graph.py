@@ -31,7 +31,7 @@ from onnx import ModelProto, TensorProto, helper
 OPSET = 17
 OPSET_INT8 = 21
 # of int8_linear's construction: a change makes cached w8a7 graphs stale
-INT8_VERSION = "2"
+INT8_VERSION = "3"
 _DTYPES: dict[str, str] = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 
 Array = npt.NDArray[Any]
@@ -109,6 +109,7 @@ class _Builder:
         self._n = 0
         self._int8 = int8 or {}
         self.inputs: dict[str, str] = {}
+        self._ones: str | None = None  # a column of ones [rows, 1], made once (int8_linear)
 
     def _name(self, hint: str) -> str:
         self._n += 1
@@ -148,7 +149,8 @@ class _Builder:
     def int8_linear(self, x: str, weight: Array, bias: Array, hint: str,
                     amax: Array) -> str:
         """The same linear layer in int8 (W8A7), given ``amax``, each input channel's largest
-        |x| over calibration texts:
+        |x| over calibration texts. ``x`` is 2-D, [rows, in]: the layer ends in a Gemm, which
+        takes matrices only.
 
         * the OUTLIERS channels with the largest |x| are multiplied in fp32 (a small MatMul
           beside the int8 one) and zeroed in the int8 product;
@@ -159,6 +161,13 @@ class _Builder:
           depends on the texts batched with it. Rounding the zero point can put a level at
           ACT_LEVELS + 1 at most: 2 * 129 * 127 still fits VPMADDUBSW's int16;
         * W is quantized per output column, symmetric, WEIGHT_LEVELS steps each side.
+
+        Written in as few nodes as give the same floats: on a micro-batch of a few short texts
+        onnxruntime spends much of its time starting nodes, and every node that touches all of
+        a layer's outputs is another pass over them. Each shortcut below computes the floats of
+        the longer form it replaced (INT8_VERSION 2's) bit for bit: a rounding that differs
+        anywhere flips some 7-bit decisions, and those grow through the layers into vectors
+        that differ from the old ones about as much as int8 vectors differ from fp32 ones.
         """
         wt = np.asarray(weight, np.float64).T  # [in, out]
         outliers = np.argsort(-amax, kind="stable")[:OUTLIERS]
@@ -173,11 +182,15 @@ class _Builder:
         wt = wt * (smooth * keep)[:, None]
         colscale = np.clip(np.abs(wt).max(axis=0), 1e-12, None) / WEIGHT_LEVELS
         wq = np.clip(np.round(wt / colscale), -WEIGHT_LEVELS, WEIGHT_LEVELS).astype(np.int8)
-        # each row's range, zero included (so its zero point is a level: 0..ACT_LEVELS)
+        # each row's range, zero included (so its zero point is a level: 0..ACT_LEVELS); the
+        # zeroed outlier channels already put a 0 in every row (-0.0 where x < 0: the same
+        # step and zero point)
         last = self.const("last_axis", np.array([-1], np.int64))
-        zero = self.const("zero_f", np.array(0.0))
-        low = self.op("Min", [self.op("ReduceMin", [x, last], keepdims=1), zero])
-        high = self.op("Max", [self.op("ReduceMax", [x, last], keepdims=1), zero])
+        low = self.op("ReduceMin", [x, last], keepdims=1)
+        high = self.op("ReduceMax", [x, last], keepdims=1)
+        if outliers.size == 0:
+            zero = self.const("zero_f", np.array(0.0))
+            low, high = self.op("Min", [low, zero]), self.op("Max", [high, zero])
         step = self.op("Div", [self.op("Max", [self.op("Sub", [high, low]),
                                                self.const("tiny", np.array(1e-12))]),
                                self.const("act_levels", np.array(ACT_LEVELS))])
@@ -185,21 +198,34 @@ class _Builder:
         xq = self.op("QuantizeLinear", [x, step, self.op("Cast", [zero_point],
                                                          to=TensorProto.UINT8)],
                      axis=-1, block_size=int(wt.shape[0]))  # a block per row
-        # xq @ Wq * colscale, scaled in the int8 kernel's own output loop (com.microsoft)
+        # step * (xq @ Wq) * colscale: the int8 kernel applies colscale in its own output loop
+        # and a per-row a_scale (step) in one pass after it (com.microsoft)
         product = self.op("MatMulIntegerToFloat", [xq, self.const(f"{hint}.weight_q", wq),
-                                                   self.const("one_f", np.array(1.0)),
+                                                   step,
                                                    self.const(f"{hint}.colscale", colscale)],
                           domain="com.microsoft")
         # xq = x / step + zero_point, so x @ W = step * (xq @ Wq) * colscale
         # - step * zero_point * colsum(W as quantized); that second term, the outlier channels
-        # and the bias are one small fp32 MatMul: [outliers, -step * zero_point] @ [W; colsum]
+        # and the bias are one small fp32 product added onto the int8 one (Gemm's C):
+        # [outliers, step * zero_point, 1] @ [W; -colsum; bias] (the bias row last, so it is
+        # added to the sum of the others, as a separate Add did)
         colsum = (wq.astype(np.float64) * colscale).sum(axis=0)
-        side = self.op("Concat", [outlier_x, self.op("Neg", [self.op("Mul", [step, zero_point])])],
-                       axis=-1)
-        side = self.op("Add", [self.op("MatMul", [side, self.const(
-            f"{hint}.side_weight", np.vstack([outlier_w, colsum[None, :]]))]),
-                               self.const(f"{hint}.bias", bias)])
-        return self.op("Add", [self.op("Mul", [product, step]), side], hint)
+        side = self.op("Concat", [outlier_x, self.op("Mul", [step, zero_point]),
+                                  self._ones_column(x)], axis=-1)
+        side_weight = np.vstack([outlier_w, -colsum[None, :], bias[None, :]])
+        return self.op("Gemm", [side, self.const(f"{hint}.side_weight", side_weight), product],
+                       hint)
+
+    def _ones_column(self, x: str) -> str:
+        """A column of ones, one a row of the 2-D ``x`` (every int8 layer's input has the same
+        rows), made once."""
+        if self._ones is None:
+            rows = self.op("Shape", [x], "rows", start=0, end=1)
+            shape = self.op("Concat", [rows, self.const("one_i", np.array([1], np.int64))],
+                            axis=0)
+            self._ones = self.op("Expand", [self.const("ones", np.ones((1, 1), np.float32)),
+                                            shape], "ones")
+        return self._ones
 
     def layer_norm(self, x: str, weight: Array, bias: Array, eps: float, hint: str) -> str:
         w = self.const(f"{hint}.weight", weight)
@@ -255,6 +281,13 @@ def build_traced(weights: dict[str, Array], config: BertConfig | None = None,
     summed = g.op("Add", [g.op("Add", [word, positions]), types], "embeddings_sum")
     hidden = g.layer_norm(summed, w["embeddings.LayerNorm.weight"],
                           w["embeddings.LayerNorm.bias"], cfg.eps, "embeddings.LayerNorm")
+    # an int8 graph runs its encoder on rows, [batch * seq, hidden]: int8_linear adds its
+    # fp32 part onto its int8 product with Gemm, which is 2-D (the fp32 graph keeps its
+    # shapes, so its floats, and the ranges measured in it, stay as they were)
+    rows = bool(int8)
+    if rows:
+        hidden = g.op("Reshape", [hidden, g.const("rows_shape", np.array([-1, cfg.hidden],
+                                                                         np.int64))], "rows")
 
     # additive key mask [batch, 1, 1, seq]: 0 where attended, a large negative where padded
     mask = g.op("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
@@ -263,8 +296,7 @@ def build_traced(weights: dict[str, Array], config: BertConfig | None = None,
     mask_bias = g.op("Mul", [g.op("Sub", [one, mask]),
                              g.const("neg", np.array(neg, np.float32))], "mask_bias")
 
-    split_heads = g.const("split_heads", np.array([0, 0, cfg.heads, head_dim], np.int64))
-    merge_heads = g.const("merge_heads", np.array([0, 0, cfg.hidden], np.int64))
+    split_heads, merge_heads = _head_shapes(g, cfg, seq_len, rows=rows)
     qkv_split = g.const("qkv_split", np.array([cfg.hidden] * 3, np.int64))
     scale = 1.0 / np.sqrt(head_dim)
     sqrt2 = g.const("sqrt2", np.array(np.sqrt(2.0), np.float32))
@@ -306,9 +338,34 @@ def build_traced(weights: dict[str, Array], config: BertConfig | None = None,
         hidden = g.layer_norm(g.op("Add", [out, hidden]), w[f"{p}.output.LayerNorm.weight"],
                               w[f"{p}.output.LayerNorm.bias"], cfg.eps, f"{p}.output.LayerNorm")
 
-    g.node("Identity", [hidden], ["last_hidden_state"], "last_hidden_state")
+    _output(g, cfg, hidden, rows=rows)
     _signature(g, cfg, int8=bool(int8))
     return bytes(g.model.SerializeToString()), g.inputs
+
+
+def _head_shapes(g: _Builder, cfg: BertConfig, seq_len: str, *, rows: bool) -> tuple[str, str]:
+    """What the attention reshapes to: each of Q, K, V into heads [batch, seq, heads,
+    head_dim], and the heads' context back into the encoder's shape ([batch, seq, hidden], or
+    its rows [batch * seq, hidden]: the batch size is then the one dimension left to infer)."""
+    head_dim = cfg.hidden // cfg.heads
+    if not rows:
+        return (g.const("split_heads", np.array([0, 0, cfg.heads, head_dim], np.int64)),
+                g.const("merge_heads", np.array([0, 0, cfg.hidden], np.int64)))
+    split_heads = g.op("Concat", [g.const("minus_one", np.array([-1], np.int64)), seq_len,
+                                  g.const("heads", np.array([cfg.heads, head_dim], np.int64))],
+                       "split_heads", axis=0)
+    return split_heads, g.const("merge_heads", np.array([-1, cfg.hidden], np.int64))
+
+
+def _output(g: _Builder, cfg: BertConfig, hidden: str, *, rows: bool) -> None:
+    """The graph's output, last_hidden_state [batch, seq, hidden], from the encoder's."""
+    if not rows:
+        g.node("Identity", [hidden], ["last_hidden_state"], "last_hidden_state")
+        return
+    shape = g.op("Concat", [g.op("Shape", ["input_ids"]),
+                            g.const("hidden_size", np.array([cfg.hidden], np.int64))],
+                 "output_shape", axis=0)
+    g.node("Reshape", [hidden, shape], ["last_hidden_state"], "last_hidden_state")
 
 
 def _signature(g: _Builder, cfg: BertConfig, *, int8: bool) -> None:

@@ -311,13 +311,13 @@ def test_int8_linear_matches_the_fp32_product() -> None:
     k, n = 64, 48
     weight = rng.normal(0, 0.05, (n, k)).astype(np.float32)
     bias = rng.normal(0, 0.1, n).astype(np.float32)
-    x = rng.normal(0, 1, (3, 7, k)).astype(np.float32)
+    x = rng.normal(0, 1, (21, k)).astype(np.float32)  # rows: int8 layers take matrices
     x[..., [3, 17]] *= 30  # BERT-like outlier channels
-    builder = minilm_graph._Builder({"layer": np.abs(x).reshape(-1, k).max(axis=0)})
+    builder = minilm_graph._Builder({"layer": np.abs(x).max(axis=0)})
     out = builder.linear("x", weight, bias, "layer")
     builder.node("Identity", [out], ["y"], "y")
     graph = builder.graph
-    graph.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, None, k]))
+    graph.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, k]))
     graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
     builder.model.opset_import.extend([helper.make_opsetid("", minilm_graph.OPSET_INT8),
                                        helper.make_opsetid("com.microsoft", 1)])
@@ -331,6 +331,69 @@ def test_int8_linear_matches_the_fp32_product() -> None:
     assert error < 0.004, error  # 0.0016; without the outlier channels in fp32, 0.0084
     cosines = (got * want).sum(-1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1)
     assert cosines.min() > 0.999, cosines
+
+
+def test_int8_linear_computes_the_long_forms_floats() -> None:
+    """The int8 layer's shortcuts (zero from the zeroed outlier channels, step as the int8
+    kernel's a_scale, bias and product added by one Gemm) give the floats of the long form
+    (INT8_VERSION 2's nodes) bit for bit: a rounding that differs flips 7-bit decisions, and
+    through six layers those move the vectors as far as int8 is from fp32."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    k, n = 64, 48
+    weight = rng.normal(0, 0.05, (n, k)).astype(np.float32)
+    bias = rng.normal(0, 0.1, n).astype(np.float32)
+    x = rng.normal(0, 1, (40, k)).astype(np.float32)
+    x[..., [3, 17]] *= 30
+    x[5] = np.abs(x[5])  # rows of one sign: the zero comes from the outlier channels alone
+    x[6] = -np.abs(x[6])
+    builder = minilm_graph._Builder({"layer": np.abs(x).max(axis=0) * 0.9})
+    out = builder.linear("x", weight, bias, "layer")
+    const = {t.name.rsplit("_", 1)[0]: numpy_helper.to_array(t)
+             for t in builder.graph.initializer}
+    side_weight = const["layer.side_weight"]  # [outlier rows; -colsum; bias]
+
+    def c(name: str, value: np.ndarray) -> str:
+        builder.graph.initializer.append(numpy_helper.from_array(value, name))
+        return name
+
+    def op(kind: str, inputs: list[str], **attrs: object) -> str:
+        name = f"long_{len(builder.graph.node)}"
+        builder.node(kind, inputs, [name], name, **attrs)
+        return name
+
+    zero, last = c("long_zero", np.array(0.0, np.float32)), c("long_last", np.array([-1]))
+    xs = op("Mul", ["x", c("long_smooth", const["layer.smooth"])])
+    low = op("Min", [op("ReduceMin", [xs, last], keepdims=1), zero])
+    high = op("Max", [op("ReduceMax", [xs, last], keepdims=1), zero])
+    step = op("Div", [op("Max", [op("Sub", [high, low]), c("long_tiny", const["tiny"])]),
+                      c("long_levels", const["act_levels"])])
+    zp = op("Round", [op("Div", [op("Neg", [low]), step])])
+    xq = op("QuantizeLinear", [xs, step, op("Cast", [zp], to=TensorProto.UINT8)], axis=-1,
+            block_size=k)
+    product = op("MatMulIntegerToFloat", [xq, c("long_wq", const["layer.weight_q"]),
+                                          c("long_one", np.array(1.0, np.float32)),
+                                          c("long_colscale", const["layer.colscale"])],
+                 domain="com.microsoft")
+    outlier_x = op("Gather", ["x", c("long_outliers", const["layer.outliers"])], axis=-1)
+    side = op("Concat", [outlier_x, op("Neg", [op("Mul", [step, zp])])], axis=-1)
+    side = op("Add", [op("MatMul", [side, c("long_side", np.vstack([side_weight[:-2],
+                                                                    -side_weight[-2:-1]]))]),
+                      c("long_bias", side_weight[-1])])
+    long_form = op("Add", [op("Mul", [product, step]), side])
+    graph = builder.graph
+    graph.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, k]))
+    graph.output.extend(helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+                        for name in (out, long_form))
+    builder.model.opset_import.extend([helper.make_opsetid("", minilm_graph.OPSET_INT8),
+                                       helper.make_opsetid("com.microsoft", 1)])
+    builder.model.ir_version = 10
+    session = ort.InferenceSession(builder.model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    got, want = session.run(None, {"x": x})
+    assert np.array_equal(got, want)
 
 
 def _build_slowly(cache: str, log: str) -> str:
