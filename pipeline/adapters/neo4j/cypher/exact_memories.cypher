@@ -1,5 +1,8 @@
-// Current memories of the user with one of these normalised-text hashes.
+// Current memories of the user with one of these normalised-text hashes: by the (user_id,
+// content_hash) index, one seek per hash (the planner took the (user_id, status) index, which
+// reads every current memory of the user).
 MATCH (m:Memory)
+USING INDEX m:Memory(user_id, content_hash)
 WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
 // times as ISO strings: Python parses them ~20x faster than the driver hydrates
 // temporal values, to the same microsecond

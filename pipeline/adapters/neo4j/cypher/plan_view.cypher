@@ -35,8 +35,11 @@ CALL (enders) {
   WHERE c.user_id = $user_id
   RETURN collect(DISTINCT c.id) AS ended
 }
+// by the (user_id, content_hash) index, one seek per hash: the planner took the (user_id,
+// status) index, which reads every current memory of the user, on every plan
 CALL () {
   MATCH (m:Memory)
+  USING INDEX m:Memory(user_id, content_hash)
   WHERE m.user_id = $user_id AND m.content_hash IN $hashes AND m.status = 'current'
   RETURN collect(m {.*, valid_at: toString(m.valid_at), invalid_at: toString(m.invalid_at),
                     created_at: toString(m.created_at), updated_at: toString(m.updated_at),
