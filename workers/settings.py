@@ -377,13 +377,12 @@ def load() -> Settings:
     return Settings()
 
 
-def renamed_in(environ: Mapping[str, str], env_file: Path | None = Path(ENV_FILE)
-               ) -> list[str]:
+def renamed_in(environ: Mapping[str, str], env_file: Path = Path(ENV_FILE)) -> list[str]:
     """A line for each old name of a setting (RENAMED) that ``environ`` or the ``.env`` file
-    the settings read (its own line: where to rename it) sets."""
+    the settings read sets (naming the file when the name is only there)."""
     from dotenv import dotenv_values  # noqa: PLC0415
 
-    in_file = dotenv_values(env_file) if env_file is not None and env_file.is_file() else {}
+    in_file = dotenv_values(env_file) if env_file.is_file() else {}
     return [f"{old} is the old name of {new}: it is still read, rename it"
             + (f" (in {env_file})" if old in in_file and old not in environ else "")
             for old, new in RENAMED.items() if old in environ or old in in_file]

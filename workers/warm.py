@@ -188,7 +188,7 @@ def plan_reads(graph: Neo4jGraph) -> int:
 
 # How often a serving process runs its read statements as Neo4j decides: a plan that has gone
 # stale serves that much longer. Neo4j looks at a plan's statistics at most once per
-# dbms.cypher.min_replan_interval (10 s by default), so a shorter interval buys nothing.
+# dbms.cypher.min_replan_interval, so an interval shorter than that setting buys nothing.
 REPLAN_EVERY_S = 30.0
 
 
